@@ -1,0 +1,60 @@
+// The key layout of the store: every prefix the service writes, in one place. Keys are `prefix!part!part...`;
+// '!' sorts before every character a part can start with, so `prefix!a!` scans exactly a's entries.
+//
+// meta         m!{name}                                   format version, partition count, secrets
+// tenancy      o!{org}                                    organization
+//              w!{workspace}                              workspace record (organization_id, parent_id)
+//              wc!{parent}!{child}                        children of a workspace
+//              k!{keyHash}                                API key record, by SHA-256 of the key
+//              ki!{keyId}                                 key id -> key hash (listing, revoking)
+// cohorts      c!{org}!{cohortId}                         cohort record
+//              cc!{org}!{code}                            code -> cohort id (code is fixed-width, see seqPart)
+//              cn!{org}                                   next cohort code
+//              cr!{org}!{code}!{referrerCode}             cohort `code` is named by cohort `referrerCode`
+// identity     u!{org}!{user}                             user record
+//              a!{org}!{tag}!{aliasId}                    alias -> user
+//              ua!{org}!{user}!{tag}!{aliasId}            user -> aliases
+// events       l!{partition}!{seq}                        partition log: events and transitions, in commit order
+//              e!{org}!{user}!{seq}                       per-user event index (arrival order)
+//              ei!{org}!{user}!{eventId}                  client event id -> seq (idempotent retries, D29)
+//              s!{org}!{user}                             user engine state snapshot, stamped with its log seq
+//              sp!{partition}                             partition checkpoint: log seq covered by snapshots
+// schemas      sc!{org}!{eventName}                       inferred schema of an event name (D30)
+// imports      i!{org}!{importId}                         import record
+//              ic!{org}!{code}                            import code -> import id
+//              sg!{importId}!{segmentId}                  imported segment
+//              sgc!{importId}!{code}                      segment code -> segment id
+//              mb!{org}!{user}!{importId}!{segmentCode}   user is a member of an imported segment
+//              mr!{org}!{user}!{importId}!{rowId}         connections row of a user
+// Free-form parts (alias ids and tags, codes, event names) go through `keyPart`; numbers through `seqPart`.
+
+export const SEP = '!';
+
+/** Escapes a free-form string so that it cannot contain the separator: '%' and '!' are percent-encoded. */
+export function keyPart(value: string): string {
+  return value.replace(/%/g, '%25').replace(/!/g, '%21');
+}
+
+/** Reverses keyPart. */
+export function fromKeyPart(part: string): string {
+  return part.replace(/%21/g, '!').replace(/%25/g, '%');
+}
+
+/** A non-negative integer as fixed-width hex, so that key order is numeric order (up to 2^53). */
+export function seqPart(value: number): string {
+  return value.toString(16).padStart(14, '0');
+}
+
+export function fromSeqPart(part: string): number {
+  return parseInt(part, 16);
+}
+
+/** Joins a prefix and parts into a key. */
+export function key(prefix: string, ...parts: string[]): string {
+  return parts.length === 0 ? prefix : prefix + SEP + parts.join(SEP);
+}
+
+/** The scan prefix for every key under `prefix!parts...!`. */
+export function scanPrefix(prefix: string, ...parts: string[]): string {
+  return key(prefix, ...parts) + SEP;
+}

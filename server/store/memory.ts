@@ -1,0 +1,68 @@
+// An in-memory Store for tests and the stateless tools: a sorted key array beside a Map, copying values like LevelDB.
+
+import type { BatchOp, RangeOptions, Store } from './contract.js';
+
+export class MemoryStore implements Store {
+  private readonly values = new Map<string, unknown>();
+  private keys: string[] = [];
+  private closed = false;
+
+  async get<T>(key: string): Promise<T | undefined> {
+    this.assertOpen();
+    const value = this.values.get(key);
+    return value === undefined ? undefined : (structuredClone(value) as T);
+  }
+
+  async getMany<T>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    return Promise.all(keys.map((key) => this.get<T>(key)));
+  }
+
+  async batch(ops: readonly BatchOp[]): Promise<void> {
+    this.assertOpen();
+    const copies = ops.map((op) => (op.type === 'put' ? { ...op, value: structuredClone(op.value) } : op));
+    for (const op of copies) {
+      if (op.type === 'put') {
+        if (!this.values.has(op.key)) this.keys.splice(this.insertionPoint(op.key), 0, op.key);
+        this.values.set(op.key, op.value);
+      } else if (this.values.delete(op.key)) {
+        this.keys.splice(this.insertionPoint(op.key), 1);
+      }
+    }
+  }
+
+  async *iterate<T>(range: RangeOptions): AsyncIterable<readonly [string, T]> {
+    this.assertOpen();
+    const selected = this.keys.filter(
+      (key) =>
+        (range.gt === undefined || key > range.gt) &&
+        (range.gte === undefined || key >= range.gte) &&
+        (range.lt === undefined || key < range.lt) &&
+        (range.lte === undefined || key <= range.lte),
+    );
+    if (range.reverse) selected.reverse();
+    const limited = range.limit === undefined || range.limit < 0 ? selected : selected.slice(0, range.limit);
+    for (const key of limited) {
+      if (!this.values.has(key)) continue;
+      yield [key, structuredClone(this.values.get(key)) as T] as const;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new Error('store is closed');
+  }
+
+  private insertionPoint(key: string): number {
+    let low = 0;
+    let high = this.keys.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if ((this.keys[mid] as string) < key) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
+}
