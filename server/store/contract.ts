@@ -31,7 +31,13 @@ export interface Store {
   close(): Promise<void>;
 }
 
-/** The smallest string greater than every key that starts with `prefix` (for `lt` bounds of prefix scans). */
+/**
+ * An upper bound (for `lt`) above every key that starts with `prefix`, in UTF-16 order (memory) and in UTF-8 byte
+ * order (LevelDB) alike: the prefix with its last character incremented. The prefix must end in printable ASCII,
+ * as every scan prefix of server/store/layout.ts does (they end with the separator).
+ */
 export function prefixEnd(prefix: string): string {
-  return prefix + '\uffff';
+  const last = prefix.charCodeAt(prefix.length - 1);
+  if (!(last >= 0x20 && last < 0x7e)) throw new RangeError(`a scan prefix must end in printable ASCII: ${JSON.stringify(prefix)}`);
+  return prefix.slice(0, -1) + String.fromCharCode(last + 1);
 }

@@ -11,6 +11,8 @@
 //              cc!{org}!{code}                            code -> cohort id (code is fixed-width, see seqPart)
 //              cn!{org}                                   next cohort code
 //              cr!{org}!{code}!{referrerCode}             cohort `code` is named by cohort `referrerCode`
+//              cv!{org}                                   plan version (bumped by cohort create/query/state/delete)
+//              cs!{org}!{code}                            live audience size of a cohort (D19)
 // identity     u!{org}!{user}                             user record
 //              a!{org}!{tag}!{aliasId}                    alias -> user
 //              ua!{org}!{user}!{tag}!{aliasId}            user -> aliases
@@ -24,20 +26,29 @@
 //              ic!{org}!{code}                            import code -> import id
 //              sg!{importId}!{segmentId}                  imported segment
 //              sgc!{importId}!{code}                      segment code -> segment id
+//              sgn!{importId}                             number of segments of the import (list total_count)
 //              mb!{org}!{user}!{importId}!{segmentCode}   user is a member of an imported segment
+//              ms!{importId}!{segmentCode}!{user}         members of a segment (deleting a segment deletes its mb)
 //              mr!{org}!{user}!{importId}!{rowId}         connections row of a user
+//              mri!{importId}!{rowId}                     connections row id -> user (re-loading a row replaces it)
 // Free-form parts (alias ids and tags, codes, event names) go through `keyPart`; numbers through `seqPart`.
 
 export const SEP = '!';
 
-/** Escapes a free-form string so that it cannot contain the separator: '%' and '!' are percent-encoded. */
+const UNSAFE_KEY_CHARS = /[^\x20-\x7e]|[!%]/g;
+
+/**
+ * Escapes a free-form string into printable ASCII without the separator: '!', '%', control and non-ASCII UTF-16 code
+ * units become `%XXXX`. Keys are then pure ASCII, so LevelDB's byte order and JavaScript's code-unit order agree,
+ * and lone surrogates survive the round trip.
+ */
 export function keyPart(value: string): string {
-  return value.replace(/%/g, '%25').replace(/!/g, '%21');
+  return value.replace(UNSAFE_KEY_CHARS, (char) => '%' + char.charCodeAt(0).toString(16).padStart(4, '0'));
 }
 
 /** Reverses keyPart. */
 export function fromKeyPart(part: string): string {
-  return part.replace(/%21/g, '!').replace(/%25/g, '%');
+  return part.replace(/%([0-9a-f]{4})/g, (_match, hex: string) => String.fromCharCode(parseInt(hex, 16)));
 }
 
 /** A non-negative integer as fixed-width hex, so that key order is numeric order (up to 2^53). */

@@ -1,0 +1,293 @@
+// The one test suite every Store implementation passes (server/store/contract.ts); each implementation's test file
+// is a two-line hookup. Stores that can reopen (LevelDB) also get the persistence cases.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from './contract.js';
+import { prefixEnd } from './contract.js';
+import { fromKeyPart, key, keyPart, scanPrefix, seqPart } from './layout.js';
+
+export interface OpenedStore {
+  readonly store: Store;
+  /** Closes nothing: opens the same data again after the caller closed `store` (persistent stores only). */
+  readonly reopen?: () => Promise<Store>;
+  readonly cleanup: () => Promise<void>;
+}
+
+async function collect<T>(entries: AsyncIterable<readonly [string, T]>): Promise<Array<readonly [string, T]>> {
+  const out: Array<readonly [string, T]> = [];
+  for await (const entry of entries) out.push(entry);
+  return out;
+}
+
+const keysOf = (entries: ReadonlyArray<readonly [string, unknown]>) => entries.map(([k]) => k);
+
+export function describeStoreContract(name: string, open: () => Promise<OpenedStore>): void {
+  describe(`Store contract: ${name}`, () => {
+    let opened: OpenedStore;
+    let store: Store;
+
+    beforeEach(async () => {
+      opened = await open();
+      store = opened.store;
+    });
+    afterEach(async () => {
+      await opened.cleanup();
+    });
+
+    describe('values', () => {
+      const samples: Record<string, unknown> = {
+        object: { a: 1, b: 'two', c: true, d: null },
+        array: [1, 'x', false, null, [2, 3], { y: 4 }],
+        nested: { level1: { level2: { level3: [{ deep: 'yes', n: -1.25 }] } } },
+        bytes: new Uint8Array([0, 1, 2, 253, 254, 255]),
+        integer: 42,
+        negative: -7,
+        zero: 0,
+        float: 3.141592653589793,
+        large: 2 ** 53 - 1,
+        string: 'hello, wörld ✓',
+        empty: '',
+        yes: true,
+        no: false,
+        nothing: null,
+      };
+
+      for (const [label, value] of Object.entries(samples)) {
+        it(`round-trips ${label}`, async () => {
+          await store.batch([{ type: 'put', key: `v!${label}`, value }]);
+          expect(await store.get(`v!${label}`)).toEqual(value);
+        });
+      }
+
+      it('returns Uint8Array values as byte arrays', async () => {
+        await store.batch([{ type: 'put', key: 'v!bytes', value: new Uint8Array([9, 8, 7]) }]);
+        const read = await store.get<Uint8Array>('v!bytes');
+        expect(read).toBeInstanceOf(Uint8Array);
+        expect(Array.from(read ?? [])).toEqual([9, 8, 7]);
+      });
+
+      it('answers undefined for a missing key', async () => {
+        expect(await store.get('v!missing')).toBeUndefined();
+      });
+
+      it('getMany answers in key order of the request, undefined for missing ones', async () => {
+        await store.batch([
+          { type: 'put', key: 'g!a', value: 'A' },
+          { type: 'put', key: 'g!c', value: { c: 3 } },
+        ]);
+        expect(await store.getMany(['g!c', 'g!b', 'g!a'])).toEqual([{ c: 3 }, undefined, 'A']);
+        expect(await store.getMany([])).toEqual([]);
+      });
+
+      it('returns copies: changing a read value or the written one changes nothing stored', async () => {
+        const written = { list: [1, 2], inner: { n: 1 } };
+        await store.batch([{ type: 'put', key: 'v!copy', value: written }]);
+        written.list.push(3);
+        written.inner.n = 99;
+        const first = await store.get<{ list: number[]; inner: { n: number } }>('v!copy');
+        expect(first).toEqual({ list: [1, 2], inner: { n: 1 } });
+        first?.list.push(4);
+        if (first) first.inner.n = 100;
+        expect(await store.get('v!copy')).toEqual({ list: [1, 2], inner: { n: 1 } });
+        const [entry] = await collect(store.iterate<{ list: number[] }>({ gte: 'v!copy', lte: 'v!copy' }));
+        entry?.[1].list.push(5);
+        expect(await store.get('v!copy')).toEqual({ list: [1, 2], inner: { n: 1 } });
+      });
+    });
+
+    describe('batch', () => {
+      it('applies puts and deletes together', async () => {
+        await store.batch([
+          { type: 'put', key: 'b!1', value: 1 },
+          { type: 'put', key: 'b!2', value: 2 },
+        ]);
+        await store.batch([
+          { type: 'del', key: 'b!1' },
+          { type: 'put', key: 'b!3', value: 3 },
+        ]);
+        expect(await store.getMany(['b!1', 'b!2', 'b!3'])).toEqual([undefined, 2, 3]);
+      });
+
+      it('lets a later operation on the same key win', async () => {
+        await store.batch([
+          { type: 'put', key: 'b!x', value: 'first' },
+          { type: 'put', key: 'b!x', value: 'second' },
+          { type: 'put', key: 'b!y', value: 'kept?' },
+          { type: 'del', key: 'b!y' },
+          { type: 'del', key: 'b!z' },
+          { type: 'put', key: 'b!z', value: 'back' },
+        ]);
+        expect(await store.getMany(['b!x', 'b!y', 'b!z'])).toEqual(['second', undefined, 'back']);
+      });
+
+      it('accepts the sync option and an empty batch', async () => {
+        await store.batch([{ type: 'put', key: 'b!sync', value: true }], { sync: true });
+        await store.batch([]);
+        expect(await store.get('b!sync')).toBe(true);
+      });
+
+      it('deleting a missing key is not an error', async () => {
+        await store.batch([{ type: 'del', key: 'b!never' }]);
+        expect(await store.get('b!never')).toBeUndefined();
+      });
+
+      it('overwrites a value and iterates it once', async () => {
+        await store.batch([{ type: 'put', key: 'b!o', value: 1 }]);
+        await store.batch([{ type: 'put', key: 'b!o', value: 2 }]);
+        expect(await collect(store.iterate({ gte: 'b!', lt: prefixEnd('b!') }))).toEqual([['b!o', 2]]);
+      });
+    });
+
+    describe('ranges', () => {
+      beforeEach(async () => {
+        await store.batch(['a', 'b', 'c', 'd', 'e'].map((k) => ({ type: 'put' as const, key: `r!${k}`, value: k })));
+        await store.batch([
+          { type: 'put', key: 'q!z', value: 'before' },
+          { type: 'put', key: 's!a', value: 'after' },
+        ]);
+      });
+
+      it('gte/lte are inclusive, gt/lt exclusive', async () => {
+        expect(keysOf(await collect(store.iterate({ gte: 'r!b', lte: 'r!d' })))).toEqual(['r!b', 'r!c', 'r!d']);
+        expect(keysOf(await collect(store.iterate({ gt: 'r!b', lt: 'r!d' })))).toEqual(['r!c']);
+        expect(keysOf(await collect(store.iterate({ gt: 'r!b', lte: 'r!d' })))).toEqual(['r!c', 'r!d']);
+      });
+
+      it('yields values with their keys, in key order', async () => {
+        expect(await collect(store.iterate({ gte: 'r!', lt: prefixEnd('r!') }))).toEqual([
+          ['r!a', 'a'],
+          ['r!b', 'b'],
+          ['r!c', 'c'],
+          ['r!d', 'd'],
+          ['r!e', 'e'],
+        ]);
+      });
+
+      it('reverse walks from the upper bound down', async () => {
+        expect(keysOf(await collect(store.iterate({ gte: 'r!b', lt: 'r!e', reverse: true })))).toEqual([
+          'r!d',
+          'r!c',
+          'r!b',
+        ]);
+      });
+
+      it('limit counts from the start of the walk, in either direction', async () => {
+        expect(keysOf(await collect(store.iterate({ gte: 'r!', lt: prefixEnd('r!'), limit: 2 })))).toEqual([
+          'r!a',
+          'r!b',
+        ]);
+        const lastTwo = await collect(store.iterate({ gte: 'r!', lt: prefixEnd('r!'), limit: 2, reverse: true }));
+        expect(keysOf(lastTwo)).toEqual(['r!e', 'r!d']);
+        expect(await collect(store.iterate({ gte: 'r!', lt: prefixEnd('r!'), limit: 0 }))).toEqual([]);
+      });
+
+      it('an unbounded range covers every key', async () => {
+        expect(keysOf(await collect(store.iterate({})))).toEqual(['q!z', 'r!a', 'r!b', 'r!c', 'r!d', 'r!e', 's!a']);
+      });
+
+      it('an empty range yields nothing', async () => {
+        expect(await collect(store.iterate({ gt: 'r!c', lt: 'r!c' }))).toEqual([]);
+        expect(await collect(store.iterate({ gte: 'x!', lt: prefixEnd('x!') }))).toEqual([]);
+      });
+
+      it('stopping early leaves the store usable', async () => {
+        for await (const [k] of store.iterate({ gte: 'r!' })) {
+          expect(k).toBe('r!a');
+          break;
+        }
+        expect(await store.get('r!e')).toBe('e');
+      });
+    });
+
+    describe('prefix scans with the layout helpers', () => {
+      it('scanPrefix selects exactly the entries of one parent, not of a longer prefix or sibling', async () => {
+        await store.batch([
+          { type: 'put', key: key('c', 'org1', 'x'), value: 1 },
+          { type: 'put', key: key('c', 'org1', 'y'), value: 2 },
+          { type: 'put', key: key('c', 'org10', 'z'), value: 3 },
+          { type: 'put', key: key('cc', 'org1', seqPart(1)), value: 4 },
+          { type: 'put', key: key('c', 'org2', 'w'), value: 5 },
+        ]);
+        const prefix = scanPrefix('c', 'org1');
+        const found = await collect(store.iterate({ gte: prefix, lt: prefixEnd(prefix) }));
+        expect(found).toEqual([
+          ['c!org1!x', 1],
+          ['c!org1!y', 2],
+        ]);
+        const all = await collect(store.iterate({ gte: scanPrefix('c'), lt: prefixEnd(scanPrefix('c')) }));
+        expect(keysOf(all)).toEqual(['c!org1!x', 'c!org1!y', 'c!org10!z', 'c!org2!w']);
+      });
+
+      it('seqPart keys sort numerically', async () => {
+        const numbers = [10, 2, 255, 1, 4096, 0, 2 ** 40];
+        await store.batch(numbers.map((n) => ({ type: 'put' as const, key: key('n', seqPart(n)), value: n })));
+        const found = await collect(store.iterate<number>({ gte: scanPrefix('n'), lt: prefixEnd(scanPrefix('n')) }));
+        expect(found.map(([, v]) => v)).toEqual([...numbers].sort((a, b) => a - b));
+      });
+
+      it('keyPart keeps free-form parts inside their own prefix', async () => {
+        await store.batch([
+          { type: 'put', key: key('a', 'org', keyPart('tag!x'), 'id'), value: 'escaped' },
+          { type: 'put', key: key('a', 'org', keyPart('tag'), 'id'), value: 'plain' },
+        ]);
+        const prefix = scanPrefix('a', 'org', keyPart('tag'));
+        expect(await collect(store.iterate({ gte: prefix, lt: prefixEnd(prefix) }))).toEqual([['a!org!tag!id', 'plain']]);
+      });
+    });
+
+    describe('keys beyond ASCII', () => {
+      it('a prefix scan finds keys whose next character is an emoji or any other code point', async () => {
+        const raw = ['a!b', 'a!\u{1F600}', 'a!\uffff', 'a!\ue000', 'a!z'];
+        await store.batch(raw.map((k, i) => ({ type: 'put' as const, key: k, value: i })));
+        const found = await collect(store.iterate({ gte: 'a!', lt: prefixEnd('a!') }));
+        expect(found.map(([, v]) => v).sort()).toEqual([0, 1, 2, 3, 4]);
+      });
+
+      it('keyPart makes free-form parts ASCII, so both stores order them alike, and fromKeyPart reverses it', async () => {
+        const values = ['\u{1F600}', '\ue000', 'plain', 'per%cent', 'bang!', '\ud800', 'é'];
+        await store.batch(values.map((v, i) => ({ type: 'put' as const, key: key('f', keyPart(v)), value: i })));
+        const found = await collect(store.iterate<number>({ gte: scanPrefix('f'), lt: prefixEnd(scanPrefix('f')) }));
+        expect(found.map(([k]) => k)).toEqual([...found.map(([k]) => k)].sort());
+        for (const [k, i] of found) {
+          expect(k).toMatch(/^[\x20-\x7e]+$/);
+          expect(fromKeyPart(k.slice(2))).toBe(values[i]);
+        }
+        expect(found).toHaveLength(values.length);
+      });
+    });
+
+    describe('close', () => {
+      it('rejects reads and writes once closed', async () => {
+        await store.batch([{ type: 'put', key: 'z!1', value: 1 }]);
+        await store.close();
+        await expect(store.get('z!1')).rejects.toThrow();
+        await expect(store.batch([{ type: 'put', key: 'z!2', value: 2 }])).rejects.toThrow();
+      });
+    });
+
+    describe('persistence', () => {
+      it('keeps data across close and reopen (when the store can reopen)', async () => {
+        await store.batch([
+          { type: 'put', key: 'p!1', value: { kept: [1, 2, 3] } },
+          { type: 'put', key: 'p!2', value: new Uint8Array([4, 5]) },
+          { type: 'put', key: 'p!3', value: 'deleted next' },
+        ]);
+        await store.batch([{ type: 'del', key: 'p!3' }], { sync: true });
+        if (opened.reopen === undefined) {
+          expect(await store.get('p!1')).toEqual({ kept: [1, 2, 3] });
+          return;
+        }
+        await store.close();
+        const again = await opened.reopen();
+        try {
+          const found = await collect(again.iterate({ gte: 'p!', lt: prefixEnd('p!') }));
+          expect(keysOf(found)).toEqual(['p!1', 'p!2']);
+          expect(found[0]?.[1]).toEqual({ kept: [1, 2, 3] });
+          expect(Array.from(found[1]?.[1] as Uint8Array)).toEqual([4, 5]);
+        } finally {
+          await again.close();
+        }
+      });
+    });
+  });
+}

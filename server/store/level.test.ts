@@ -1,0 +1,54 @@
+// Hooks the LevelDB Store into the shared contract suite, plus what only a disk store has: reopening and locking.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { describeStoreContract } from './contract-suite.js';
+import { openLevelStore, StoreLockedError } from './level.js';
+
+async function openTemp() {
+  const dir = await mkdtemp(join(tmpdir(), 'audience-level-'));
+  const store = await openLevelStore(dir);
+  const opened: Array<{ close(): Promise<void> }> = [store];
+  return {
+    dir,
+    store,
+    reopen: async () => {
+      const again = await openLevelStore(dir);
+      opened.push(again);
+      return again;
+    },
+    cleanup: async () => {
+      for (const s of opened) await s.close();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+describeStoreContract('level', openTemp);
+
+describe('LevelDB store', () => {
+  it('refuses a second open of a directory in use with StoreLockedError', async () => {
+    const { dir, cleanup } = await openTemp();
+    try {
+      const second = openLevelStore(dir);
+      await expect(second).rejects.toBeInstanceOf(StoreLockedError);
+      await expect(second).rejects.toThrow(`data directory is in use: ${dir}`);
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('opens the directory again once the holder closed it', async () => {
+    const { dir, store, cleanup } = await openTemp();
+    try {
+      await store.batch([{ type: 'put', key: 'k!1', value: { n: 1 } }]);
+      await store.close();
+      const again = await openLevelStore(dir);
+      expect(await again.get('k!1')).toEqual({ n: 1 });
+      await again.close();
+    } finally {
+      await cleanup();
+    }
+  });
+});

@@ -1,0 +1,8 @@
+// Hooks the in-memory Store into the shared contract suite.
+import { describeStoreContract } from './contract-suite.js';
+import { MemoryStore } from './memory.js';
+
+describeStoreContract('memory', async () => {
+  const store = new MemoryStore();
+  return { store, cleanup: () => store.close() };
+});
