@@ -1,0 +1,16 @@
+// Cohort records: the registry (create/read/update/delete, codes, references, plan version, audience sizes) and
+// the cohort's wire forms.
+//
+// Choices where the spec is silent:
+// - A transition clause may name any cohort code of the organization (codes belong to it, D9), visible or not.
+// - Codes are never reused after a delete (cn!{org} holds the next one).
+// - The plan version (cv!{org}) is persisted and rises on every create, query change, state change and delete.
+// - Sizes (cs!{org}!{code}) belong to the caller: disabling a cohort or changing its query does not reset them;
+//   call setAudienceSize when a re-evaluation finishes, and write audienceSizeOps() in the ingest batches.
+// - Records are frozen (query included); the AST is stored as given and not frozen.
+// - A query update without its AST and references, or references that are not integers, is a 500 (caller bug).
+export { CohortRegistry } from './registry.js';
+export { toCohortSummary, toCohortWire } from './wire.js';
+export type { CohortSummaryWire, CohortWire } from './wire.js';
+export { pathToTransition } from './references.js';
+export type { Cohort, CohortPatch, CohortState, CreateCohortInput, SegmentType } from './types.js';

@@ -1,0 +1,50 @@
+// D18 reference checks for a cohort's query: every transition clause names a known code of the organization, and
+// no cohort reaches itself. The graph walk is engine/query/references.ts; this adds the JSON path of the clause.
+
+import { badBody } from '../../errors.js';
+import { findReferenceProblem } from '../../../engine/query/references.js';
+
+const TRANSITION_KEYS = ['has_entered', 'has_not_entered', 'has_exited', 'has_not_exited'] as const;
+
+/**
+ * Throws 400 1002 when `references` name an unknown code or close a cycle through `code` (undefined for a new
+ * cohort). `existing` maps every code of the organization to the codes its query names.
+ */
+export function assertReferencesValid(
+  existing: ReadonlyMap<number, readonly number[]>,
+  code: number | undefined,
+  references: readonly number[],
+  query: unknown,
+): void {
+  const problem = findReferenceProblem(existing, { code, references });
+  if (problem === undefined) return;
+  const culprit = references.find(
+    (reference) => findReferenceProblem(existing, { code, references: [reference] }) !== undefined,
+  );
+  const path = (culprit === undefined ? undefined : pathToTransition(query, culprit, 'query')) ?? problem.path;
+  throw badBody(`${path}: ${problem.message}`);
+}
+
+/** The JSON path of the first transition clause (document order) whose `segment` is `code`, e.g. `query.and[0].has_entered.segment`. */
+export function pathToTransition(value: unknown, code: number, path: string): string | undefined {
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = pathToTransition(value[index], code, `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  for (const kind of TRANSITION_KEYS) {
+    const clause = record[kind];
+    if (typeof clause === 'object' && clause !== null && (clause as { segment?: unknown }).segment === code) {
+      return `${path}.${kind}.segment`;
+    }
+  }
+  for (const [name, child] of Object.entries(record)) {
+    const found = pathToTransition(child, code, `${path}.${name}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
