@@ -18,6 +18,7 @@
 //              ua!{org}!{user}!{tag}!{aliasId}            user -> aliases
 // events       l!{partition}!{seq}                        partition log: events and transitions, in commit order
 //              e!{org}!{user}!{seq}                       per-user event index (arrival order)
+//              et!{org}!{user}!{time}!{seq}               per-user time index for reads (D29); time: events/keys.ts timePart
 //              ei!{org}!{user}!{eventId}                  client event id -> seq (idempotent retries, D29)
 //              s!{org}!{user}                             user engine state snapshot, stamped with its log seq
 //              sp!{partition}                             partition checkpoint: log seq covered by snapshots

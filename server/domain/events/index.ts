@@ -1,0 +1,22 @@
+// The events area (D29, D31): event records, the partition log and per-user indexes (batch builders and reads),
+// and track-body validation. Public surface only; tests may import internals.
+
+export type { EventRecord, LogEntry, LoggedTransition, StoredEvent } from './record.js';
+export { toEngineEvent, toWireRecord } from './record.js';
+export { partitionOf, timePart } from './keys.js';
+export type { EventEntry, Snapshot } from './ops.js';
+export { checkpointOps, eventOps, snapshotOps, toStoredEvent, transitionOps } from './ops.js';
+export type { EventReadOptions, LogRecord } from './read.js';
+export {
+  MAX_EVENTS_PER_READ,
+  findByClientId,
+  hasEvents,
+  lastSeq,
+  readCheckpoint,
+  readPartitionLog,
+  readSnapshot,
+  readUserEvents,
+  replayUserEvents,
+} from './read.js';
+export type { TrackInput } from './validate.js';
+export { MAX_CLOCK_SKEW_MS, buildEventRecord, validateTrackBody } from './validate.js';

@@ -1,0 +1,77 @@
+// Batch builders of the events area: they RETURN store operations so that the ingest pipeline commits a whole tick
+// (events, transitions, schema growth, snapshots) in one group-committed batch (ARCHITECTURE "The ingest path").
+
+import type { BatchOp } from '../../store/contract.js';
+import {
+  checkpointKey,
+  clientIdKey,
+  logKey,
+  snapshotKey,
+  timeIndexKey,
+  userEventKey,
+} from './keys.js';
+import type { EventRecord, LogEntry, LoggedTransition, StoredEvent } from './record.js';
+
+export interface EventEntry<T = LoggedTransition> {
+  readonly partition: number;
+  /** The next sequence of the partition's log (1, 2, ...); the partition owner assigns them. */
+  readonly seq: number;
+  readonly org: string;
+  /** `time` is UTC ISO 8601 (validateTrackBody's `time`). */
+  readonly event: EventRecord;
+  /** The membership changes this event caused. */
+  readonly transitions?: readonly T[];
+}
+
+/** A user's engine state as snapshotted: the state and the partition log sequence it covers. */
+export interface Snapshot<S = unknown> {
+  readonly seq: number;
+  readonly state: S;
+}
+
+/** The stored form of a record at `seq`. */
+export function toStoredEvent(event: EventRecord, seq: number): StoredEvent {
+  const timeMs = Date.parse(event.time);
+  if (Number.isNaN(timeMs)) throw new TypeError(`event time is not an ISO 8601 timestamp: ${event.time}`);
+  return { ...event, seq, timeMs };
+}
+
+/**
+ * The writes of one event: the log entry `l!` (with its transitions), the per-user arrival index `e!` (the record),
+ * the time index `et!` (for reads, D29) and the event id `ei!` (safe retries, D29). Every event id is indexed, so a
+ * retry is found whether the id was the client's or ours.
+ */
+export function eventOps<T = LoggedTransition>(entry: EventEntry<T>): BatchOp[] {
+  const { partition, seq, org, event } = entry;
+  const stored = toStoredEvent(event, seq);
+  const log: LogEntry<T> = { kind: 'event', org, event: stored, transitions: entry.transitions ?? [] };
+  return [
+    { type: 'put', key: logKey(partition, seq), value: log },
+    { type: 'put', key: userEventKey(org, event.user_id, seq), value: stored },
+    { type: 'put', key: timeIndexKey(org, event.user_id, stored.timeMs, seq), value: seq },
+    { type: 'put', key: clientIdKey(org, event.user_id, event.id), value: seq },
+  ];
+}
+
+/** A log entry of transitions without a new event (e.g. a backfill after a cohort change). */
+export function transitionOps<T = LoggedTransition>(
+  partition: number,
+  seq: number,
+  org: string,
+  user: string,
+  transitions: readonly T[],
+): BatchOp[] {
+  const log: LogEntry<T> = { kind: 'transitions', org, user, transitions };
+  return [{ type: 'put', key: logKey(partition, seq), value: log }];
+}
+
+/** A user's state snapshot `s!`, stamped with the log sequence it covers. */
+export function snapshotOps<S>(org: string, user: string, seq: number, state: S): BatchOp[] {
+  const snapshot: Snapshot<S> = { seq, state };
+  return [{ type: 'put', key: snapshotKey(org, user), value: snapshot }];
+}
+
+/** The partition checkpoint `sp!`: every user's snapshot covers the log up to `seq`; recovery replays after it. */
+export function checkpointOps(partition: number, seq: number): BatchOp[] {
+  return [{ type: 'put', key: checkpointKey(partition), value: seq }];
+}

@@ -1,0 +1,118 @@
+// Reads of the events area: a user's events by time (D29) and in arrival order (replay), the partition log after a
+// sequence (recovery), event ids (safe retries, D29), the last sequence, snapshots and checkpoints.
+
+import type { Store } from '../../store/contract.js';
+import {
+  checkpointKey,
+  clientIdKey,
+  logKey,
+  logPrefix,
+  prefixUpperBound,
+  seqOfKey,
+  snapshotKey,
+  timeIndexPrefix,
+  timePart,
+  userEventKey,
+  userEventPrefix,
+} from './keys.js';
+import type { Snapshot } from './ops.js';
+import type { LogEntry, LoggedTransition, StoredEvent } from './record.js';
+
+/** The most events one read answers (spec "Limits", D29). */
+export const MAX_EVENTS_PER_READ = 1000;
+
+export interface EventReadOptions {
+  /** Epoch ms, exclusive: only events after it. */
+  readonly from?: number;
+  /** Epoch ms, inclusive: only events at or before it. */
+  readonly to?: number;
+  /** Default and cap: 1000. */
+  readonly limit?: number;
+}
+
+/**
+ * A user's events in ascending time, ties in arrival order (D29): `from` exclusive, `to` inclusive, at most `limit`
+ * (the oldest ones after `from`). Times are whole milliseconds, so `> from` is `>= floor(from) + 1`.
+ */
+export async function readUserEvents(
+  store: Store,
+  org: string,
+  user: string,
+  options: EventReadOptions = {},
+): Promise<StoredEvent[]> {
+  const limit = Math.min(options.limit ?? MAX_EVENTS_PER_READ, MAX_EVENTS_PER_READ);
+  if (limit <= 0) return [];
+  const prefix = timeIndexPrefix(org, user);
+  const gte = options.from === undefined ? prefix : prefix + timePart(Math.floor(options.from) + 1);
+  const lt = options.to === undefined ? prefixUpperBound(prefix) : prefix + timePart(Math.floor(options.to) + 1);
+  if (gte >= lt) return [];
+  const keys: string[] = [];
+  for await (const [indexKey] of store.iterate<number>({ gte, lt, limit })) {
+    keys.push(userEventKey(org, user, seqOfKey(indexKey)));
+  }
+  const events = await store.getMany<StoredEvent>(keys);
+  return events.filter((event): event is StoredEvent => event !== undefined);
+}
+
+/** A user's events in arrival order (the order the engine saw them, E1); after a sequence when given. */
+export async function* replayUserEvents(
+  store: Store,
+  org: string,
+  user: string,
+  afterSeq = 0,
+): AsyncIterable<StoredEvent> {
+  const prefix = userEventPrefix(org, user);
+  const range = { gt: userEventKey(org, user, afterSeq), lt: prefixUpperBound(prefix) };
+  for await (const [, event] of store.iterate<StoredEvent>(range)) yield event;
+}
+
+/** Whether the user has any stored event. */
+export async function hasEvents(store: Store, org: string, user: string): Promise<boolean> {
+  const prefix = userEventPrefix(org, user);
+  for await (const _ of store.iterate({ gte: prefix, lt: prefixUpperBound(prefix), limit: 1 })) return true;
+  return false;
+}
+
+export interface LogRecord<T = LoggedTransition> {
+  readonly seq: number;
+  readonly entry: LogEntry<T>;
+}
+
+/** A partition's log entries after `afterSeq`, in sequence order (recovery after the checkpoint). */
+export async function* readPartitionLog<T = LoggedTransition>(
+  store: Store,
+  partition: number,
+  afterSeq = 0,
+): AsyncIterable<LogRecord<T>> {
+  const range = { gt: logKey(partition, afterSeq), lt: prefixUpperBound(logPrefix(partition)) };
+  for await (const [entryKey, entry] of store.iterate<LogEntry<T>>(range)) yield { seq: seqOfKey(entryKey), entry };
+}
+
+/** The last sequence written to a partition's log, 0 when empty. */
+export async function lastSeq(store: Store, partition: number): Promise<number> {
+  const prefix = logPrefix(partition);
+  for await (const [entryKey] of store.iterate({ gte: prefix, lt: prefixUpperBound(prefix), reverse: true, limit: 1 })) {
+    return seqOfKey(entryKey);
+  }
+  return 0;
+}
+
+/** The stored record of a user's event id (D29: a repeated id returns it and changes nothing), or undefined. */
+export async function findByClientId(
+  store: Store,
+  org: string,
+  user: string,
+  eventId: string,
+): Promise<StoredEvent | undefined> {
+  const seq = await store.get<number>(clientIdKey(org, user, eventId));
+  return seq === undefined ? undefined : store.get<StoredEvent>(userEventKey(org, user, seq));
+}
+
+export async function readSnapshot<S = unknown>(store: Store, org: string, user: string): Promise<Snapshot<S> | undefined> {
+  return store.get<Snapshot<S>>(snapshotKey(org, user));
+}
+
+/** The partition's checkpoint sequence, 0 when none was written. */
+export async function readCheckpoint(store: Store, partition: number): Promise<number> {
+  return (await store.get<number>(checkpointKey(partition))) ?? 0;
+}

@@ -1,0 +1,57 @@
+// Test helpers of the domain areas (identity, events, schemas): deterministic ids, a store that counts writes and a
+// dump of one organization's identity keys. Imported by tests only.
+
+import type { BatchOp, BatchOptions, RangeOptions, Store } from '../../store/contract.js';
+import { MemoryStore } from '../../store/memory.js';
+import { scanPrefix } from '../../store/layout.js';
+
+/** UUID v4-shaped ids from a counter: `…-4000-8000-00000000000n`, distinct per `space`. */
+export function sequentialIds(space = 0): () => string {
+  let next = 0;
+  return () => {
+    next++;
+    return `${space.toString(16).padStart(8, '0')}-0000-4000-8000-${next.toString(16).padStart(12, '0')}`;
+  };
+}
+
+/** A Store that delegates and counts the batches written through it. */
+export class CountingStore implements Store {
+  batches = 0;
+  constructor(readonly inner: Store = new MemoryStore()) {}
+  get<T>(key: string): Promise<T | undefined> {
+    return this.inner.get<T>(key);
+  }
+  getMany<T>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    return this.inner.getMany<T>(keys);
+  }
+  batch(ops: readonly BatchOp[], options?: BatchOptions): Promise<void> {
+    this.batches++;
+    return this.inner.batch(ops, options);
+  }
+  iterate<T>(range: RangeOptions): AsyncIterable<readonly [string, T]> {
+    return this.inner.iterate<T>(range);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+/** Every entry under `prefix!org!`, as a key -> value object. */
+export async function dumpPrefix(store: Store, prefix: string, org: string): Promise<Record<string, unknown>> {
+  const start = scanPrefix(prefix, org);
+  const out: Record<string, unknown> = {};
+  for await (const [key, value] of store.iterate({ gte: start, lt: start.slice(0, -1) + '"' })) out[key] = value;
+  return out;
+}
+
+/** A small seeded PRNG (mulberry32) for reproducible "random" tests. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}

@@ -1,0 +1,128 @@
+// Event schemas (D30): the type of each property path, inferred from the first event of a name and grown by later
+// ones. A pure check: the next schema (sharing unchanged parts), or the first mismatch with its path and types.
+
+/** The type of one property: scalars, an object (its own properties) or a list of one type (`items` unknown while
+ * only empty lists were seen, refined by the first element). */
+export type FieldType =
+  | { readonly type: 'string' }
+  | { readonly type: 'number' }
+  | { readonly type: 'boolean' }
+  | { readonly type: 'object'; readonly properties: Readonly<Record<string, FieldType>> }
+  | { readonly type: 'list'; readonly items?: FieldType };
+
+export type TypeName = FieldType['type'];
+
+/** The schema of an event name: the types of its top-level properties (`$`-prefixed structures included). */
+export interface EventSchema {
+  readonly properties: Readonly<Record<string, FieldType>>;
+}
+
+export type SchemaCheck =
+  | { readonly ok: true; readonly schema: EventSchema; readonly changed: boolean }
+  | { readonly ok: false; readonly path: string; readonly expected: TypeName; readonly actual: TypeName };
+
+interface Mismatch {
+  readonly path: string;
+  readonly expected: TypeName;
+  readonly actual: TypeName;
+}
+
+const isMismatch = (value: FieldType | Mismatch | undefined): value is Mismatch =>
+  value !== undefined && 'path' in value;
+
+/**
+ * Checks `properties` against `schema` (undefined: the name's first event, which defines it). `null` conforms to any
+ * type and adds nothing; unknown properties grow the schema; a value of another type is a mismatch at the first
+ * such path, e.g. `properties.cart.items[2].price` (D30). The input schema is never modified.
+ */
+export function checkAgainstSchema(
+  schema: EventSchema | undefined,
+  properties: Readonly<Record<string, unknown>>,
+): SchemaCheck {
+  const existing: FieldType | undefined =
+    schema === undefined ? undefined : { type: 'object', properties: schema.properties };
+  const next = checkValue(existing, properties, 'properties');
+  if (isMismatch(next)) return { ok: false, ...next };
+  const nextProperties = next !== undefined && next.type === 'object' ? next.properties : {};
+  const changed = schema === undefined || nextProperties !== schema.properties;
+  return { ok: true, schema: changed ? { properties: nextProperties } : (schema as EventSchema), changed };
+}
+
+/** The type name of a JSON value; null has none. */
+export function typeNameOf(value: unknown): TypeName | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (Array.isArray(value)) return 'list';
+  switch (typeof value) {
+    case 'string':
+      return 'string';
+    case 'number':
+      return 'number';
+    case 'boolean':
+      return 'boolean';
+    case 'object':
+      return 'object';
+    default:
+      return undefined;
+  }
+}
+
+/** The (possibly grown) type of `value` given what is known so far; the same object when nothing changed. */
+function checkValue(existing: FieldType | undefined, value: unknown, path: string): FieldType | Mismatch | undefined {
+  const actual = typeNameOf(value);
+  if (actual === undefined) return existing;
+  if (existing !== undefined && existing.type !== actual) return { path, expected: existing.type, actual };
+  switch (actual) {
+    case 'string':
+    case 'number':
+    case 'boolean':
+      return existing ?? { type: actual };
+    case 'list':
+      return checkList(existing as Extract<FieldType, { type: 'list' }> | undefined, value as unknown[], path);
+    case 'object':
+      return checkObject(
+        existing as Extract<FieldType, { type: 'object' }> | undefined,
+        value as Record<string, unknown>,
+        path,
+      );
+  }
+}
+
+function checkList(
+  existing: Extract<FieldType, { type: 'list' }> | undefined,
+  list: readonly unknown[],
+  path: string,
+): FieldType | Mismatch {
+  let items = existing?.items;
+  for (let index = 0; index < list.length; index++) {
+    const next = checkValue(items, list[index], `${path}[${index}]`);
+    if (isMismatch(next)) return next;
+    items = next;
+  }
+  if (existing !== undefined && items === existing.items) return existing;
+  return items === undefined ? { type: 'list' } : { type: 'list', items };
+}
+
+function checkObject(
+  existing: Extract<FieldType, { type: 'object' }> | undefined,
+  object: Readonly<Record<string, unknown>>,
+  path: string,
+): FieldType | Mismatch {
+  const known = existing?.properties ?? {};
+  let grown: Record<string, FieldType> | undefined;
+  for (const [name, value] of Object.entries(object)) {
+    const before = ownField(grown ?? known, name);
+    const next = checkValue(before, value, `${path}.${name}`);
+    if (isMismatch(next)) return next;
+    if (next === before || next === undefined) continue;
+    grown ??= { ...known };
+    // defineProperty: a property named `__proto__` must become an own field, not the prototype.
+    Object.defineProperty(grown, name, { value: next, enumerable: true, writable: true, configurable: true });
+  }
+  if (existing !== undefined && grown === undefined) return existing;
+  return { type: 'object', properties: grown ?? known };
+}
+
+/** An own field only: `constructor` or `toString` are property names here, not inherited members. */
+function ownField(properties: Readonly<Record<string, FieldType>>, name: string): FieldType | undefined {
+  return Object.hasOwn(properties, name) ? properties[name] : undefined;
+}
