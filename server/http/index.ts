@@ -1,0 +1,17 @@
+// The HTTP layer's public surface: create the server, register routes of an area on it, and the types they use.
+
+export { createHttpServer, DEFAULT_BODY_LIMIT } from './server.js';
+export { renderError, reasonPhrase } from './envelopes.js';
+export { isLoopbackAddress, isTransportSecure } from './transport.js';
+export type {
+  Area,
+  BodyMode,
+  Handler,
+  HttpServer,
+  HttpServerOptions,
+  ListenResult,
+  Method,
+  Reply,
+  RequestContext,
+  RouteOptions,
+} from './types.js';

@@ -1,0 +1,242 @@
+// createHttpServer: the uWS app behind every API area. One catch-all uWS route feeds our router (D1 trailing
+// slashes, 404/405 in the area's envelope); then body (D2), context (D4, D5, D7), handler, reply or error envelope.
+
+import { accessSync, constants } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import * as uWS from 'uWebSockets.js';
+import { ServiceError, bodyTooLarge, missingBody, notFound } from '../errors.js';
+import { DOCS_ROUTE, serveDocsPage } from './docs-pages.js';
+import { renderError } from './envelopes.js';
+import { baseUrl, listenApp } from './listen.js';
+import { BodyReader, Context, normaliseMethod, parseJsonBody, readHeaders } from './request.js';
+import { Exchange, type OutgoingResponse } from './response.js';
+import { Router, type Route } from './router.js';
+import { InFlightTracker } from './shutdown.js';
+import { describePeer, isTransportSecure, type Peer } from './transport.js';
+import type { Area, HttpServer, HttpServerOptions, ListenResult, Reply } from './types.js';
+
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+const HEALTHY: Reply = { status: 200, body: { status: 'ok' } };
+
+/** Refuses header names or values that would break the response (or smuggle headers into it). */
+function checkHeaders(headers: Readonly<Record<string, string>>): void {
+  for (const name in headers) {
+    const value = headers[name];
+    if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name) || typeof value !== 'string' || /[\r\n\0]/.test(value)) {
+      throw new Error(`invalid reply header ${JSON.stringify(name)}`);
+    }
+  }
+}
+
+export function createHttpServer(options: HttpServerOptions): HttpServer {
+  const tls = options.tls;
+  const secure = tls !== undefined;
+  const trustProxy = options.trustProxy ?? false;
+  const bodyLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
+  if (tls !== undefined) {
+    for (const file of [tls.certFile, tls.keyFile]) {
+      try {
+        accessSync(file, constants.R_OK);
+      } catch {
+        throw new Error(`cannot read TLS file ${file}`);
+      }
+    }
+  }
+  const app = tls !== undefined ? uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }) : uWS.App();
+  const router = new Router();
+  const tracker = new InFlightTracker();
+  let docsUrl = options.docsUrl?.replace(/\/+$/, '') ?? baseUrl(secure, options.host, options.port);
+  let listenSocket: uWS.us_listen_socket | undefined;
+  let listening = false;
+  let draining = false;
+  let closed: Promise<void> | undefined;
+
+  /** Writes a handler's reply; a reply that cannot be written (bad status, unserialisable body) becomes a 500. */
+  function send(exchange: Exchange, reply: Reply, area: Area): void {
+    let status: number;
+    let payload: string;
+    let contentType: string | undefined;
+    try {
+      status = reply.status;
+      if (!Number.isInteger(status) || status < 100 || status > 599) throw new Error(`invalid reply status ${status}`);
+      if (reply.headers !== undefined) checkHeaders(reply.headers);
+      if (reply.text !== undefined) {
+        payload = reply.text;
+        contentType = reply.contentType ?? 'text/plain; charset=utf-8';
+      } else if (reply.body !== undefined) {
+        payload = JSON.stringify(reply.body);
+        contentType = reply.contentType ?? 'application/json';
+      } else {
+        payload = '';
+        contentType = reply.contentType;
+      }
+    } catch (error) {
+      fail(exchange, area, error);
+      return;
+    }
+    write(exchange, { status, contentType, payload, headers: reply.headers });
+  }
+
+  function write(exchange: Exchange, out: OutgoingResponse): void {
+    if (draining) exchange.closeConnection = true;
+    try {
+      exchange.send(out);
+    } catch (error) {
+      // Nothing sensible can follow a half-written response (a header value uWS refused, ...): drop the connection.
+      log(`request ${exchange.requestId}: writing the response failed: ${(error as Error)?.stack ?? String(error)}`);
+      exchange.drop();
+    }
+  }
+
+  /** Renders a thrown value: a ServiceError in the area's envelope; anything else as 500 code 5000, logged. */
+  function fail(exchange: Exchange, area: Area, error: unknown, headers?: Record<string, string>): void {
+    let serviceError: ServiceError;
+    if (error instanceof ServiceError) {
+      serviceError = error;
+      if (error.status >= 500) log(`request ${exchange.requestId}: ${error.code} ${error.message}`);
+    } else {
+      log(`request ${exchange.requestId} failed: ${(error as Error)?.stack ?? String(error)}`);
+      serviceError = new ServiceError(5000, 'An unexpected error occurred; contact support with the request id.');
+    }
+    const rendered = renderError(area, serviceError, exchange.requestId, docsUrl);
+    write(exchange, {
+      status: rendered.status,
+      contentType: 'application/json',
+      payload: JSON.stringify(rendered.body),
+      headers,
+    });
+  }
+
+  function dispatch(
+    exchange: Exchange,
+    route: Route,
+    params: Record<string, string>,
+    method: string,
+    path: string,
+    rawQuery: string,
+    headers: Record<string, string>,
+    peer: Peer,
+    rawBody: Buffer,
+  ): void {
+    const area = route.area;
+    try {
+      const body = route.bodyMode === 'none' ? undefined : parseJsonBody(rawBody);
+      if (body === undefined && route.bodyMode === 'required') throw missingBody();
+      const ctx = new Context(
+        method,
+        path,
+        params,
+        rawQuery,
+        headers,
+        body,
+        rawBody,
+        exchange.requestId,
+        isTransportSecure(secure, trustProxy, peer, headers['x-forwarded-proto']),
+        peer.address,
+      );
+      const result = route.handler(ctx);
+      if (result instanceof Promise || typeof (result as { then?: unknown })?.then === 'function') {
+        (result as Promise<Reply>).then(
+          (reply) => send(exchange, reply, area),
+          (error: unknown) => fail(exchange, area, error),
+        );
+      } else {
+        send(exchange, result as Reply, area);
+      }
+    } catch (error) {
+      fail(exchange, area, error);
+    }
+  }
+
+  function handleRequest(res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+    const exchange = new Exchange(res, randomUUID(), tracker);
+    // Everything is read from req now: it is only valid during this call.
+    const method = normaliseMethod(req.getMethod());
+    const path = req.getUrl();
+    const rawQuery = req.getQuery() ?? '';
+    const headers = readHeaders(req);
+    const peer = describePeer(Buffer.from(res.getRemoteAddressAsText()).toString('latin1'));
+    const match = router.match(method, path);
+    if (match.kind === 'not-found') {
+      fail(exchange, match.area, notFound('resource'));
+      return;
+    }
+    if (match.kind === 'method-not-allowed') {
+      const allowed = match.allowed.join(', ');
+      const error = new ServiceError(3000, 'The requested resource does not support this method.', `allowed: ${allowed}`, 405);
+      fail(exchange, match.area, error, { Allow: allowed });
+      return;
+    }
+    const { route, params } = match;
+    const declared = headers['content-length'];
+    if (declared !== undefined && Number(declared) > bodyLimit) {
+      exchange.closeConnection = true;
+      fail(exchange, route.area, bodyTooLarge(bodyLimit));
+      return;
+    }
+    const reader = new BodyReader(bodyLimit);
+    res.onData((chunk, isLast) => {
+      if (exchange.replied || exchange.aborted) return;
+      if (!reader.push(chunk)) {
+        exchange.closeConnection = true;
+        fail(exchange, route.area, bodyTooLarge(bodyLimit));
+        return;
+      }
+      if (isLast) dispatch(exchange, route, params, method, path, rawQuery, headers, peer, reader.body());
+    });
+  }
+
+  app.any('/*', handleRequest);
+  router.add('GET', '/healthz', 'plain', () => HEALTHY, 'none');
+  router.add('GET', DOCS_ROUTE, 'plain', serveDocsPage, 'none');
+
+  return {
+    route(method, pattern, area, handler, routeOptions) {
+      const bodyMode = routeOptions?.body ?? (method === 'GET' || method === 'DELETE' ? 'none' : 'optional');
+      router.add(method, pattern, area, handler, bodyMode);
+    },
+
+    async listen(): Promise<ListenResult> {
+      if (closed !== undefined) throw new Error('the server is closed');
+      if (listening) throw new Error('the server is already listening');
+      listening = true;
+      try {
+        listenSocket = await listenApp(app, options.host, options.port);
+      } catch (error) {
+        listening = false;
+        throw error;
+      }
+      if (closed !== undefined) {
+        // close() ran while the bind was settling.
+        uWS.us_listen_socket_close(listenSocket);
+        listenSocket = undefined;
+        throw new Error('the server is closed');
+      }
+      const port = uWS.us_socket_local_port(listenSocket as unknown as uWS.us_socket);
+      const url = baseUrl(secure, options.host, port);
+      if (options.docsUrl === undefined) docsUrl = url;
+      return { port, url };
+    },
+
+    close(): Promise<void> {
+      closed ??= (async () => {
+        draining = true;
+        if (listenSocket !== undefined) {
+          uWS.us_listen_socket_close(listenSocket);
+          listenSocket = undefined;
+        }
+        await tracker.drained();
+        // One turn of the loop for the last writes to leave, then drop idle keep-alive connections.
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        app.close();
+      })();
+      return closed;
+    },
+
+    inFlight: () => tracker.size(),
+  };
+}
+
+
