@@ -1,0 +1,82 @@
+// `audience serve --data DIR`: initialises an empty DIR, serves the API, and stops cleanly on SIGINT/SIGTERM
+// (stop accepting, finish in-flight requests, flush, close the store, exit 0), as operations.md describes.
+
+import type { Command } from 'commander';
+import { CliError, type CliIo } from '../io.js';
+import { startService } from '../../server/app.js';
+import { initialiseDataDir } from '../../server/bootstrap.js';
+import { describeKeys } from './init.js';
+
+interface ServeOptions {
+  data: string;
+  port: string;
+  host: string;
+  threads?: string;
+  tlsCert?: string;
+  tlsKey?: string;
+  trustProxy?: boolean;
+  docsUrl?: string;
+  bodyLimit: string;
+}
+
+export function registerServeCommand(program: Command, io: CliIo): void {
+  program
+    .command('serve')
+    .description('serve the HTTP API over a data directory (initialising it when empty)')
+    .requiredOption('--data <dir>', 'data directory')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', '8080')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--threads <n>', 'worker threads for the engine')
+    .option('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key')
+    .option('--tls-key <file>', 'TLS private key (PEM)')
+    .option('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)')
+    .option('--docs-url <url>', 'base address of the error documentation pages')
+    .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
+    .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
+    .action(async (options: ServeOptions) => {
+      const port = parseInteger(options.port, '--port', 0, 65535);
+      const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
+      const threads = options.threads === undefined ? undefined : parseInteger(options.threads, '--threads', 1, 256);
+      if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
+
+      const created = await initialiseDataDir(options.data, 'Default organization');
+      if (created !== 'already-initialised') io.stdout(describeKeys(created));
+
+      const service = await startService({
+        dataDir: options.data,
+        host: options.host,
+        port,
+        bodyLimit,
+        threads,
+        trustProxy: Boolean(options.trustProxy),
+        docsUrl: options.docsUrl,
+        tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
+        log: (line) => io.stderr(line + '\n'),
+      });
+      io.stdout(`listening on ${service.url}\n`);
+      await waitForStopSignal();
+      io.stderr('stopping: finishing in-flight requests\n');
+      await service.close();
+      io.stderr('stopped\n');
+    });
+}
+
+function parseInteger(text: string, flag: string, min: number, max: number): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new CliError(`${flag} must be an integer from ${min} to ${max}, not "${text}"`, 2);
+  }
+  return value;
+}
+
+function waitForStopSignal(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

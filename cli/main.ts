@@ -1,0 +1,52 @@
+// The `audience` program: buildProgram(io) assembles the commander tree, runCli maps outcomes to exit codes
+// (0 success, 1 error with one line on stderr, 2 usage error with help), as operations.md requires.
+
+import { Command, CommanderError } from 'commander';
+import { CliError, type CliIo } from './io.js';
+import { registerInitCommand } from './commands/init.js';
+import { registerServeCommand } from './commands/serve.js';
+
+export function buildProgram(io: CliIo): Command {
+  const program = new Command('audience')
+    .description('Real-time audience data platform: serve the API, administer it, evaluate queries offline.')
+    .option('--url <url>', 'server address (env AUDIENCE_URL)', io.env['AUDIENCE_URL'] ?? 'http://127.0.0.1:8080')
+    .option('--key <key>', 'API key (env AUDIENCE_KEY)', io.env['AUDIENCE_KEY'])
+    .option('--json', 'machine-readable output')
+    .addHelpText('after', '\nExample:\n  $ audience serve --data ./data\n  $ audience init --data ./data --json');
+  configureForIo(program, io);
+  registerInitCommand(program, io);
+  registerServeCommand(program, io);
+  return program;
+}
+
+/** Applies io-bound output and exit handling to a command; subcommands inherit it when created with .command(). */
+function configureForIo(command: Command, io: CliIo): void {
+  command
+    .exitOverride()
+    .showHelpAfterError('(run with --help for usage)')
+    .configureOutput({ writeOut: (text) => io.stdout(text), writeErr: (text) => io.stderr(text) });
+}
+
+const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
+
+/** Runs the program on argv (without node and script) and answers the exit code; never throws. */
+export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
+  const program = buildProgram(io);
+  try {
+    await program.parseAsync([...argv], { from: 'user' });
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return HELP_CODES.has(error.code) ? 0 : 2;
+    if (error instanceof CliError) {
+      if (error.exitCode === 2) {
+        io.stderr(`error: ${error.message}\n(run with --help for usage)\n`);
+        return 2;
+      }
+      io.stderr(`error: ${error.message}\n`);
+      return 1;
+    }
+    const message = error instanceof Error ? error.message : String(error);
+    io.stderr(`error: ${message.split('\n')[0]}\n`);
+    return 1;
+  }
+}

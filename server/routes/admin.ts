@@ -1,0 +1,65 @@
+// The admin API of operations.md: workspaces and keys, for a private key with `descendants` access over the target
+// workspace. Errors use the cohort envelope (area 'admin', D10).
+
+import { randomUUID } from 'node:crypto';
+import type { HttpServer, RequestContext } from '../http/index.js';
+import { requirePrivate, type Principal, type Tenancy } from '../domain/tenancy/index.js';
+import { badBody, notFound } from '../errors.js';
+import { optionalEnum, optionalString, requireBodyObject, requireString } from './body.js';
+
+export interface AdminDeps {
+  readonly tenancy: Tenancy;
+}
+
+export function registerAdminRoutes(http: HttpServer, { tenancy }: AdminDeps): void {
+  const admin = (ctx: RequestContext): Principal => {
+    const principal = tenancy.authenticate(ctx.apiKey);
+    requirePrivate(principal, ctx.transportSecure);
+    tenancy.requireAdmin(principal);
+    return principal;
+  };
+
+  http.route('POST', '/admin/v1/workspaces', 'admin', async (ctx) => {
+    const principal = admin(ctx);
+    const body = requireBodyObject(ctx.body);
+    const name = requireString(body, 'name');
+    const parentId = requireString(body, 'parent_id');
+    tenancy.requireAdminOver(principal, parentId);
+    const workspace = await tenancy.createWorkspace({ name, parentId, now: new Date(), newId: randomUUID });
+    return { status: 201, body: workspace };
+  }, { body: 'required' });
+
+  http.route('GET', '/admin/v1/workspaces', 'admin', (ctx) => ({ status: 200, body: tenancy.listWorkspaces(admin(ctx)) }));
+
+  http.route('POST', '/admin/v1/keys', 'admin', async (ctx) => {
+    const principal = admin(ctx);
+    const body = requireBodyObject(ctx.body);
+    const workspaceId = requireString(body, 'workspace_id');
+    const type = optionalEnum(body, 'type', ['public', 'private'] as const);
+    if (type === undefined) throw badBody('type: missing; expected "public" or "private"');
+    const access = optionalEnum(body, 'access', ['workspace', 'descendants'] as const);
+    const name = optionalString(body, 'name');
+    tenancy.requireAdminOver(principal, workspaceId);
+    const created = await tenancy.createKey({
+      workspaceId,
+      type,
+      name,
+      access,
+      now: new Date(),
+      newId: randomUUID,
+      newKey: randomUUID,
+    });
+    return { status: 201, body: created };
+  }, { body: 'required' });
+
+  http.route('GET', '/admin/v1/keys', 'admin', (ctx) => ({ status: 200, body: tenancy.listKeys(admin(ctx)) }));
+
+  http.route('DELETE', '/admin/v1/keys/:keyId', 'admin', async (ctx) => {
+    const principal = admin(ctx);
+    const key = tenancy.getKey(ctx.params['keyId'] ?? '');
+    if (key === undefined) throw notFound('key');
+    tenancy.requireAdminOver(principal, key.workspace_id);
+    await tenancy.revokeKey(key.id);
+    return { status: 200, body: key };
+  });
+}

@@ -1,0 +1,135 @@
+// `audience init` and `audience serve` as real processes over temp data directories (operations.md, issue 2):
+// keys printed once and never stored in clear, re-init refused without change, health, clean stop, one owner per DIR.
+
+import { readdir, readFile, stat } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCliProcess, startCli, tempDir, type RunningCli } from '../support/processes.js';
+
+const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function newDataDir(): Promise<string> {
+  const dir = await tempDir();
+  cleanups.push(dir.remove);
+  return join(dir.path, 'data');
+}
+
+function serve(args: string[]): RunningCli {
+  const running = startCli(['serve', ...args]);
+  cleanups.push(async () => {
+    if (running.child.exitCode === null && running.child.signalCode === null) {
+      running.child.kill('SIGKILL');
+      await running.exited;
+    }
+  });
+  return running;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true });
+  const files: string[] = [];
+  for (const entry of entries) {
+    const path = join(dir, entry);
+    if ((await stat(path)).isFile()) files.push(path);
+  }
+  return files;
+}
+
+describe('audience init', () => {
+  it('creates an organization and prints exactly one JSON object with its ids and keys', async () => {
+    const data = await newDataDir();
+    const result = await runCliProcess(['init', '--data', data, '--org-name', 'Acme', '--json']);
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout) as Record<string, string>;
+    expect(Object.keys(printed).sort()).toEqual(['organization_id', 'private_key', 'public_key', 'workspace_id']);
+    for (const value of Object.values(printed)) expect(value).toMatch(UUID_V4);
+    expect(printed['private_key']).not.toBe(printed['public_key']);
+  });
+
+  it('never writes a key in clear into the data directory (D5)', async () => {
+    const data = await newDataDir();
+    const printed = JSON.parse((await runCliProcess(['init', '--data', data, '--json'])).stdout) as Record<string, string>;
+    const files = await filesUnder(data);
+    expect(files.length).toBeGreaterThan(0);
+    for (const file of files) {
+      const bytes = await readFile(file);
+      for (const secret of [printed['private_key'], printed['public_key']]) {
+        expect(bytes.includes(Buffer.from(secret as string)), `${file} holds a key in clear`).toBe(false);
+        expect(bytes.includes(Buffer.from((secret as string).replace(/-/g, ''), 'hex')), `${file} holds raw key bytes`).toBe(false);
+      }
+    }
+  });
+
+  it('refuses an initialised directory with exit 1 and keeps the first keys working', async () => {
+    const data = await newDataDir();
+    const first = JSON.parse((await runCliProcess(['init', '--data', data, '--json'])).stdout) as Record<string, string>;
+    const again = await runCliProcess(['init', '--data', data, '--json']);
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toMatch(/already initialised/);
+    expect(again.stderr.trim().split('\n')).toHaveLength(1);
+
+    // The first organization is still the only one, and its key still authenticates.
+    const server = serve(['--data', data, '--port', '0']);
+    const [, url] = (await server.waitFor(/listening on (http:\/\/\S+)/)) as unknown as [string, string];
+    const response = await fetch(`${url}/admin/v1/workspaces`, { headers: { 'X-API-Key': first['private_key'] as string } });
+    expect(response.status).toBe(200);
+    const workspaces = (await response.json()) as Array<{ id: string }>;
+    expect(workspaces.map((w) => w.id)).toEqual([first['workspace_id']]);
+  });
+});
+
+describe('audience serve', () => {
+  it('initialises an empty directory, prints the keys once, serves /healthz and stops cleanly on SIGTERM', async () => {
+    const data = await newDataDir();
+    const server = serve(['--data', data, '--port', '0']);
+    const [, url] = (await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)) as unknown as [string, string];
+    expect(server.stdout()).toMatch(/private key/);
+    expect(server.stdout()).toMatch(/public key/);
+
+    const health = await fetch(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(health.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await health.json()).toEqual({ status: 'ok' });
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('does not print keys again when the directory is already initialised', async () => {
+    const data = await newDataDir();
+    expect((await runCliProcess(['init', '--data', data])).code).toBe(0);
+    const server = serve(['--data', data, '--port', '0']);
+    await server.waitFor(/listening on/);
+    expect(server.stdout()).not.toMatch(/private key/);
+    server.child.kill('SIGINT');
+    expect((await server.exited).code).toBe(0);
+  });
+
+  it('refuses a second process on the same data directory with one clear line', async () => {
+    const data = await newDataDir();
+    const first = serve(['--data', data, '--port', '0']);
+    await first.waitFor(/listening on/);
+    const second = await runCliProcess(['serve', '--data', data, '--port', '0']);
+    expect(second.code).toBe(1);
+    expect(second.stderr).toMatch(/data directory is in use/);
+    expect(second.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('reports a port that is already in use clearly', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => blocker.close(resolve)));
+    const port = (blocker.address() as { port: number }).port;
+    const data = await newDataDir();
+    const result = await runCliProcess(['serve', '--data', data, '--port', String(port)]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(/already in use/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});

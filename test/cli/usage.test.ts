@@ -1,0 +1,39 @@
+// Usage errors exit 2 with help; --help exits 0 (operations.md: exit codes). Driven in-process through runCli.
+
+import { describe, expect, it } from 'vitest';
+import { runCli } from '../../cli/main.js';
+import { captureIo } from '../support/cli-io.js';
+
+describe('CLI usage errors', () => {
+  const cases: Array<[string, string[]]> = [
+    ['an unknown command', ['frobnicate']],
+    ['an unknown option', ['init', '--data', '/tmp/x', '--no-such-option']],
+    ['init without --data', ['init']],
+    ['serve without --data', ['serve']],
+    ['serve with a port that is not a number', ['serve', '--data', '/tmp/never-created', '--port', 'eighty']],
+    ['serve with a port out of range', ['serve', '--data', '/tmp/never-created', '--port', '70000']],
+    ['serve with --tls-cert but no --tls-key', ['serve', '--data', '/tmp/never-created', '--tls-cert', 'c.pem']],
+  ];
+  for (const [what, argv] of cases) {
+    it(`exits 2 on ${what}`, async () => {
+      const io = captureIo();
+      expect(await runCli(argv, io)).toBe(2);
+      expect(io.stderrText()).toMatch(/error|unknown|required|must|go together/i);
+      expect(io.stdoutText()).toBe('');
+    });
+  }
+
+  it('exits 0 on --help and shows every top-level command with an example', async () => {
+    const io = captureIo();
+    expect(await runCli(['--help'], io)).toBe(0);
+    expect(io.stdoutText()).toContain('init');
+    expect(io.stdoutText()).toContain('serve');
+    expect(io.stdoutText()).toContain('Example');
+  });
+
+  it('exits 0 on a subcommand --help', async () => {
+    const io = captureIo();
+    expect(await runCli(['serve', '--help'], io)).toBe(0);
+    expect(io.stdoutText()).toContain('--data');
+  });
+});
