@@ -4,8 +4,13 @@
 import { mkdir } from 'node:fs/promises';
 import { createHttpServer } from './http/index.js';
 import { openLevelStore } from './store/level.js';
-import { Tenancy } from './domain/tenancy/index.js';
+import { openServices, type Clock, type Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerCohortsRoutes } from './routes/cohorts.js';
+import { registerIdentityRoutes } from './routes/identity.js';
+import { registerEventsRoutes } from './routes/events.js';
+import { registerSegmentationRoutes, segmentationPublished } from './routes/segmentation/index.js';
+import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -16,12 +21,18 @@ export interface ServiceOptions {
   trustProxy?: boolean;
   docsUrl?: string;
   tls?: { certFile: string; keyFile: string };
+  fsync?: boolean;
   log?: (line: string) => void;
+  /** Tests fix the clock and ids; a served instance uses the wall clock and random UUIDs. */
+  clock?: Clock;
+  newId?: () => string;
 }
 
 export interface RunningService {
   readonly url: string;
   readonly port: number;
+  /** The domain services behind the routes (for tests and embedding). */
+  readonly services: Services;
   /** Graceful stop: no new requests, in-flight ones finish, then the store is flushed and closed. */
   close(): Promise<void>;
 }
@@ -30,7 +41,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   await mkdir(options.dataDir, { recursive: true });
   const store = await openLevelStore(options.dataDir);
   try {
-    const tenancy = await Tenancy.open(store);
+    const services = await openServices(store, {
+      threads: options.threads,
+      fsync: options.fsync,
+      clock: options.clock,
+      newId: options.newId,
+      log: options.log,
+    });
     const http = createHttpServer({
       host: options.host,
       port: options.port,
@@ -40,15 +57,31 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       bodyLimit: options.bodyLimit,
       log: options.log,
     });
-    registerAdminRoutes(http, { tenancy });
-    const { url, port } = await http.listen();
+    registerAdminRoutes(http, services);
+    registerCohortsRoutes(http, services);
+    registerIdentityRoutes(http, services);
+    registerEventsRoutes(http, services);
+    registerSegmentationRoutes(http, services, { log: options.log });
+    registerTaxonomyRoutes(http, services);
+    let listening: { url: string; port: number };
+    try {
+      listening = await http.listen();
+    } catch (error) {
+      await services.pipeline.close();
+      throw error;
+    }
+    let closing: Promise<void> | undefined;
     return {
-      url,
-      port,
-      close: async () => {
-        await http.close();
-        await store.close();
-      },
+      ...listening,
+      services,
+      close: () =>
+        (closing ??= (async () => {
+          await http.close();
+          // Stateless calls publish their events after replying (D24): let those land before the pipeline stops.
+          await segmentationPublished();
+          await services.pipeline.close();
+          await store.close();
+        })()),
     };
   } catch (error) {
     await store.close();

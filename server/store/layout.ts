@@ -2,6 +2,8 @@
 // '!' sorts before every character a part can start with, so `prefix!a!` scans exactly a's entries.
 //
 // meta         m!{name}                                   format version, partition count, secrets
+//              m!partitions                               partition count, fixed at first open (server/ingest)
+//              m!state-secret!{org}                       HMAC secret signing stateless segmentation states (D23)
 // tenancy      o!{org}                                    organization
 //              w!{workspace}                              workspace record (organization_id, parent_id)
 //              wc!{parent}!{child}                        children of a workspace
@@ -22,6 +24,8 @@
 //              ei!{org}!{user}!{eventId}                  client event id -> seq (idempotent retries, D29)
 //              s!{org}!{user}                             user engine state snapshot, stamped with its log seq
 //              sp!{partition}                             partition checkpoint: log seq covered by snapshots
+//              sz!{org}!{code}!{partition}                live audience size of a cohort within one partition (D19;
+//                                                         the size is the sum over partitions; server/ingest/sizes.ts)
 // schemas      sc!{org}!{eventName}                       inferred schema of an event name (D30)
 // imports      i!{org}!{importId}                         import record
 //              ic!{org}!{code}                            import code -> import id

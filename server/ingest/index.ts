@@ -1,0 +1,5 @@
+// The ingest pipeline's public surface: open it over a store; the contract the routes code against is types.ts.
+
+export type { AppendRequest, AppendResult, ContextSource, IngestPipeline, NewEvent, PlanSource } from './types.js';
+export { DEFAULT_PARTITIONS, Pipeline, openIngestPipeline, type IngestOptions } from './pipeline.js';
+export { workerFilename } from './executor.js';

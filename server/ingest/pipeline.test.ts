@@ -1,0 +1,301 @@
+// The ingest pipeline with the inline executor: durability of acknowledged appends, arrival order under bursts,
+// exact memberships and sizes (D19), safe retries (D29), plan changes, close, overload and failed commits.
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { partitionOf as partitionIndex, readPartitionLog, readUserEvents, replayUserEvents } from '../domain/events/index.js';
+import type { StoredEvent } from '../domain/events/index.js';
+import { ServiceError } from '../errors.js';
+import type { BatchOp, Store } from '../store/contract.js';
+import { openLevelStore } from '../store/level.js';
+import { MemoryStore } from '../store/memory.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, event, eventId, tempDir, userId, type TempDir } from './fixtures.js';
+import { openIngestPipeline, type IngestOptions, type Pipeline } from './pipeline.js';
+import { NO_EVALUATE_AT, findEvaluateAt } from './work.js';
+
+const U1 = userId(1);
+const PAGEVIEWS_1000 = cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 1000 } });
+const ANY_PAGEVIEW = cohort(2, { event: 'Pageview' });
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+let dir: TempDir;
+let open: Pipeline[];
+
+beforeEach(async () => {
+  dir = await tempDir();
+  open = [];
+});
+
+afterEach(async () => {
+  for (const pipeline of open) await pipeline.close();
+  await dir.remove();
+});
+
+async function start(store: Store, plans: MapPlans, options: Partial<IngestOptions> = {}): Promise<Pipeline> {
+  const pipeline = await openIngestPipeline({ store, plans, contexts: new MapContexts(), now: () => T0, ...options });
+  open.push(pipeline);
+  return pipeline;
+}
+
+describe('durability', () => {
+  it('an acknowledged append is stored with its transitions: it survives closing and reopening LevelDB', async () => {
+    const store = await openLevelStore(dir.path);
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]), { fsync: true });
+    const first = await pipeline.append({ org: ORG, user: U1, events: [event(1)] });
+    const second = await pipeline.append({ org: ORG, user: U1, events: [event(2, 'Click')] });
+    expect(first.memberships).toEqual([2]);
+    expect(second.memberships).toEqual([2]);
+    expect(first.events[0]).toMatchObject({ id: eventId(1), user_id: U1, name: 'Pageview', seq: expect.any(Number) });
+    await pipeline.close();
+    await store.close();
+
+    const reopened = await openLevelStore(dir.path);
+    try {
+      const stored = await readUserEvents(reopened, ORG, U1);
+      expect(stored.map((e) => e.id)).toEqual([eventId(1), eventId(2)]);
+      expect(stored[0]).toEqual(first.events[0]);
+      const log = await collect(readPartitionLog(reopened, partitionIndex(ORG, U1, pipeline.partitions)));
+      const entries = log.map((record) => record.entry);
+      expect(entries).toHaveLength(2);
+      expect(entries[0]).toMatchObject({ kind: 'event', event: { id: eventId(1) }, transitions: [{ cohort: 2, kind: 'entered', time: T0 + 1000 }] });
+      expect(entries[1]).toMatchObject({ kind: 'event', event: { id: eventId(2) }, transitions: [] });
+    } finally {
+      await reopened.close();
+    }
+  });
+
+  it('commits the extra ops of a request in the same batch', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, []));
+    await pipeline.append({ org: ORG, user: U1, events: [event(1)], extraOps: [{ type: 'put', key: 'test!extra', value: 7 }] });
+    expect(await store.get('test!extra')).toBe(7);
+  });
+});
+
+describe('bursts: arrival order and exact counts (E1, D19)', () => {
+  it('1,000 concurrent appends for one user: 1,000 events in arrival order, the cohort entered once at the 1000th', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [PAGEVIEWS_1000]));
+    const results = await Promise.all(Array.from({ length: 1000 }, (_, i) => pipeline.append({ org: ORG, user: U1, events: [event(i)] })));
+    const stored = await collect(replayUserEvents(store, ORG, U1));
+    expect(stored.map((e) => e.properties['n'])).toEqual(Array.from({ length: 1000 }, (_, i) => i));
+    expect(results.map((r) => r.events[0]?.seq)).toEqual(stored.map((e) => e.seq));
+    expect(results[998]?.memberships).toEqual([]);
+    expect(results[999]?.memberships).toEqual([1]);
+    const log = await collect(readPartitionLog(store, partitionIndex(ORG, U1, pipeline.partitions)));
+    const withTransitions = log.filter((r) => r.entry.kind === 'event' && r.entry.transitions.length > 0);
+    expect(withTransitions).toHaveLength(1);
+    expect(withTransitions[0]?.entry).toMatchObject({ event: { id: eventId(999) }, transitions: [{ cohort: 1, kind: 'entered' }] });
+    expect(pipeline.audienceSize(ORG, 1)).toBe(1);
+    expect(await pipeline.membershipsOf(ORG, U1)).toEqual([1]);
+  });
+
+  it('the same burst across 1,000 users: size 1,000, each user stored once', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]));
+    await Promise.all(Array.from({ length: 1000 }, (_, i) => pipeline.append({ org: ORG, user: userId(i), events: [event(i)] })));
+    expect(pipeline.audienceSize(ORG, 2)).toBe(1000);
+    expect(pipeline.audienceSize(ORG, 1)).toBe(0);
+    expect(await readUserEvents(store, ORG, userId(517))).toHaveLength(1);
+    expect(await pipeline.membershipsOf(ORG, userId(517))).toEqual([2]);
+  });
+
+  it('keeps sizes exact as users enter and leave (a cohort that ends at the 3rd pageview)', async () => {
+    const fewer = cohort(3, { event: 'Pageview', frequency: { less_than: 3 } });
+    const pipeline = await start(new MemoryStore(), new MapPlans(ORG, [fewer]));
+    await pipeline.append({ org: ORG, user: userId(1), events: [event(1)] });
+    await pipeline.append({ org: ORG, user: userId(2), events: [event(2)] });
+    expect(pipeline.audienceSize(ORG, 3)).toBe(2);
+    await pipeline.append({ org: ORG, user: userId(1), events: [event(3), event(4)] });
+    expect(pipeline.audienceSize(ORG, 3)).toBe(1);
+    expect(await pipeline.membershipsOf(ORG, userId(1))).toEqual([]);
+  });
+});
+
+describe('safe retries (D29)', () => {
+  it('a stored id answers the stored record and appends nothing', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]));
+    const first = await pipeline.append({ org: ORG, user: U1, events: [event(1)] });
+    const retry = await pipeline.append({ org: ORG, user: U1, events: [{ ...event(1), properties: { changed: true } }, event(2)] });
+    expect(retry.events[0]).toEqual(first.events[0]);
+    expect(retry.events[1]?.id).toBe(eventId(2));
+    expect((await readUserEvents(store, ORG, U1)).map((e) => e.properties)).toEqual([{ n: 1 }, { n: 2 }]);
+    expect(pipeline.audienceSize(ORG, 2)).toBe(1);
+  });
+
+  it('an id repeated in the same tick (across requests and within one) is appended once; all answer its record', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [PAGEVIEWS_1000]));
+    const [a, b] = await Promise.all([
+      pipeline.append({ org: ORG, user: U1, events: [event(1), event(1)] }),
+      pipeline.append({ org: ORG, user: U1, events: [event(1)] }),
+    ]);
+    const stored = await readUserEvents(store, ORG, U1);
+    expect(stored).toHaveLength(1);
+    expect(a?.events).toEqual([stored[0], stored[0]]);
+    expect(b?.events).toEqual([stored[0]]);
+  });
+
+  it('the same id for another user is another event', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, []));
+    await Promise.all([
+      pipeline.append({ org: ORG, user: userId(1), events: [event(1)] }),
+      pipeline.append({ org: ORG, user: userId(2), events: [event(1)] }),
+    ]);
+    expect(await readUserEvents(store, ORG, userId(1))).toHaveLength(1);
+    expect(await readUserEvents(store, ORG, userId(2))).toHaveLength(1);
+  });
+});
+
+describe('restart', () => {
+  it('sizes and memberships survive a restart; the partition count is the stored one', async () => {
+    const store = await openLevelStore(dir.path);
+    const plans = new MapPlans(ORG, [ANY_PAGEVIEW]);
+    const first = await start(store, plans, { partitions: 4 });
+    await Promise.all(Array.from({ length: 30 }, (_, i) => first.append({ org: ORG, user: userId(i), events: [event(i)] })));
+    await first.close();
+    await store.close();
+
+    const reopened = await openLevelStore(dir.path);
+    try {
+      const second = await start(reopened, plans, { partitions: 8 });
+      expect(second.partitions).toBe(4);
+      expect(second.audienceSize(ORG, 2)).toBe(30);
+      expect(await second.membershipsOf(ORG, userId(7))).toEqual([2]);
+      expect(await second.membershipsOf(ORG, userId(99))).toEqual([]);
+      const more = await second.append({ org: ORG, user: userId(31), events: [event(31)] });
+      expect(more.events[0]?.seq).toBeGreaterThan(0);
+      expect(second.audienceSize(ORG, 2)).toBe(31);
+      await second.close();
+    } finally {
+      await reopened.close();
+    }
+  });
+});
+
+describe('plan changes', () => {
+  it('keeps existing state usable: counts carry over a new version; new cohorts start from the next event', async () => {
+    const plans = new MapPlans(ORG, [cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 3 } })]);
+    const pipeline = await start(new MemoryStore(), plans);
+    await pipeline.append({ org: ORG, user: U1, events: [event(1), event(2)] });
+    expect(await pipeline.membershipsOf(ORG, U1)).toEqual([]);
+
+    plans.set(ORG, [...plans.planFor(ORG).cohorts, cohort(4, { event: 'Click' })]);
+    pipeline.planChanged(ORG);
+    const third = await pipeline.append({ org: ORG, user: U1, events: [event(3)] });
+    expect(third.memberships).toEqual([1]);
+    const click = await pipeline.append({ org: ORG, user: U1, events: [event(4, 'Click')] });
+    expect(click.memberships).toEqual([1, 4]);
+    expect(pipeline.audienceSize(ORG, 1)).toBe(1);
+    expect(pipeline.audienceSize(ORG, 4)).toBe(1);
+
+    // A cohort leaving the plan loses its members (and its size) at the user's next evaluation.
+    plans.set(ORG, [cohort(4, { event: 'Click' })]);
+    pipeline.planChanged(ORG);
+    const after = await pipeline.append({ org: ORG, user: U1, events: [event(5)] });
+    expect(after.memberships).toEqual([4]);
+    expect(pipeline.audienceSize(ORG, 1)).toBe(0);
+    expect(pipeline.audienceSize(ORG, 4)).toBe(1);
+  });
+});
+
+describe('re-evaluation (D27, E20)', () => {
+  it('needs the engine evaluateAt; until it exists it throws and appends are unaffected', async () => {
+    const contexts = new MapContexts();
+    const plans = new MapPlans(ORG, [cohort(5, { in_third_party_segment: { provider: 'acme', segment: 'sports' } })]);
+    const pipeline = await start(new MemoryStore(), plans, { contexts });
+    expect((await pipeline.append({ org: ORG, user: U1, events: [event(1)] })).memberships).toEqual([]);
+    contexts.addSegment(ORG, U1, '3rd', 'acme', 'sports');
+    if (findEvaluateAt() === undefined) {
+      await expect(pipeline.reevaluate(ORG, [U1])).rejects.toThrow(NO_EVALUATE_AT);
+    } else {
+      await pipeline.reevaluate(ORG, [U1, userId(2)]);
+      expect(await pipeline.membershipsOf(ORG, U1)).toEqual([5]);
+      expect(await pipeline.membershipsOf(ORG, userId(2))).toEqual([]);
+      expect(pipeline.audienceSize(ORG, 5)).toBe(1);
+    }
+    // The context is read at each event (E13).
+    expect((await pipeline.append({ org: ORG, user: U1, events: [event(2)] })).memberships).toEqual([5]);
+    expect(pipeline.audienceSize(ORG, 5)).toBe(1);
+  });
+});
+
+describe('close', () => {
+  it('drains queued appends, refuses new ones, and is safe to call twice', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]));
+    const pending = Array.from({ length: 50 }, (_, i) => pipeline.append({ org: ORG, user: userId(i % 5), events: [event(i)] }));
+    const closing = pipeline.close();
+    await expect(pipeline.append({ org: ORG, user: U1, events: [event(99)] })).rejects.toThrow();
+    await Promise.all([closing, pipeline.close()]);
+    const results = await Promise.all(pending);
+    expect(results).toHaveLength(50);
+    let stored = 0;
+    for (let u = 0; u < 5; u++) stored += (await readUserEvents(store, ORG, userId(u))).length;
+    expect(stored).toBe(50);
+  });
+
+  it('writes a snapshot of every user at close', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]), { snapshotEvery: 1_000_000 });
+    const result = await pipeline.append({ org: ORG, user: U1, events: [event(1), event(2)] });
+    expect(await store.get(`s!${ORG}!${U1}`)).toBeUndefined();
+    await pipeline.close();
+    expect(await store.get(`s!${ORG}!${U1}`)).toMatchObject({ seq: result.events[1]?.seq });
+  });
+});
+
+describe('overload and failures', () => {
+  it('refuses appends beyond the partition queue bound with 503 (code 5000); accepted ones are stored', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, []), { partitions: 1, maxQueuedPerPartition: 10 });
+    const attempts = Array.from({ length: 30 }, (_, i) => pipeline.append({ org: ORG, user: U1, events: [event(i)] }));
+    const settled = await Promise.allSettled(attempts);
+    const refused = settled.filter((s) => s.status === 'rejected');
+    expect(refused).toHaveLength(20);
+    for (const s of refused) {
+      const reason = (s as PromiseRejectedResult).reason as ServiceError;
+      expect(reason).toBeInstanceOf(ServiceError);
+      expect(reason.status).toBe(503);
+      expect(reason.code).toBe(5000);
+    }
+    expect(await readUserEvents(store, ORG, U1)).toHaveLength(10);
+  });
+
+  it('a failed commit rejects the tick with 500 (code 5000), stores nothing, and later appends continue exactly', async () => {
+    const store = new FlakyStore();
+    const pipeline = await start(store, new MapPlans(ORG, [cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 2 } })]));
+    await pipeline.append({ org: ORG, user: U1, events: [event(1)] });
+    store.failNext = true;
+    const failed = await pipeline.append({ org: ORG, user: U1, events: [event(2)] }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(ServiceError);
+    expect((failed as ServiceError).status).toBe(500);
+    expect((failed as ServiceError).code).toBe(5000);
+    expect(await readUserEvents(store, ORG, U1)).toHaveLength(1);
+    expect(await pipeline.membershipsOf(ORG, U1)).toEqual([]);
+    const retried = await pipeline.append({ org: ORG, user: U1, events: [event(2)] });
+    expect(retried.memberships).toEqual([1]);
+    const seqs = (await readUserEvents(store, ORG, U1)).map((e: StoredEvent) => e.seq);
+    expect(seqs).toEqual([seqs[0], (seqs[0] as number) + 1]);
+    expect(pipeline.audienceSize(ORG, 1)).toBe(1);
+  });
+});
+
+/** A memory store whose next batch can be made to fail. */
+class FlakyStore extends MemoryStore {
+  failNext = false;
+
+  override async batch(ops: readonly BatchOp[]): Promise<void> {
+    if (this.failNext) {
+      this.failNext = false;
+      throw new Error('disk full');
+    }
+    return super.batch(ops);
+  }
+}

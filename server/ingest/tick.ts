@@ -1,0 +1,380 @@
+// One tick of one partition (ARCHITECTURE "The ingest path"): everything queued since the last tick, in arrival
+// order: resolve retried ids (D29), load states, compute on the executor, then ONE store batch (events with their
+// transitions, extra ops, size counters, snapshots), then update the cache and sizes and answer the requests.
+
+import type { CohortDefinition, EngineEvent, SegmentContext } from '../../engine/api.js';
+import type { BatchOp, Store } from '../store/contract.js';
+import { ServiceError } from '../errors.js';
+import { eventOps, snapshotOps, toStoredEvent, transitionOps } from '../domain/events/index.js';
+import type { EventRecord, LoggedTransition, StoredEvent } from '../domain/events/index.js';
+import { clientIdKey } from '../domain/events/keys.js';
+import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData, type ContextProbes } from './context.js';
+import type { Executor } from './executor.js';
+import { orgOf, userOf, type Lane, type LaneItem, type PendingSnapshot } from './lane.js';
+import { findStoredIds, loadStoredState } from './load.js';
+import { AudienceSizes, SizeDeltas } from './sizes.js';
+import { StateCache, userKey, type CachedUser } from './state-cache.js';
+import type { NewEvent } from './types.js';
+import type { UserResult, WorkGroup, WorkStep, WorkUser } from './work.js';
+
+/** An organization's plan as the main thread knows it: what to compile and what the context must answer. */
+export interface PlanInfo {
+  readonly version: number;
+  readonly cohorts: readonly CohortDefinition[];
+  readonly probes: ContextProbes;
+}
+
+export interface TickEnv {
+  readonly store: Store;
+  readonly cache: StateCache;
+  readonly sizes: AudienceSizes;
+  readonly executor: Executor;
+  readonly fsync: boolean;
+  readonly now: () => number;
+  /** Snapshot a user once this many events were applied since its last snapshot. */
+  readonly snapshotEvery: number;
+  /** Snapshot a user whose state has been newer than its snapshot for this long. */
+  readonly snapshotAfterMs: number;
+  planOf(org: string): PlanInfo;
+  contextOf(org: string, user: string): Promise<SegmentContext>;
+  log(line: string): void;
+}
+
+/** An event of this tick that is not a retry: it gets a sequence and the transitions it caused. */
+class FreshEvent {
+  seq = 0;
+  readonly transitions: LoggedTransition[] = [];
+  constructor(
+    readonly record: EventRecord,
+    readonly engine: EngineEvent,
+  ) {}
+}
+
+interface Step {
+  readonly item: LaneItem;
+  /** The new events of an append, in order (what the engine sees). */
+  readonly fresh: FreshEvent[];
+  /** One per given event: the stored record of a retried id, or the fresh event (maybe an earlier one: same id). */
+  readonly answers: (StoredEvent | FreshEvent)[];
+}
+
+interface UserWork {
+  readonly org: string;
+  readonly user: string;
+  readonly key: string;
+  readonly steps: Step[];
+  base: Omit<CachedUser, 'org' | 'user' | 'partition'>;
+  replay: readonly EngineEvent[];
+  ctx: ContextData;
+  result: UserResult | undefined;
+  evaluated: boolean;
+  /** The tick's batch writes the user's snapshot. */
+  snapshotted: boolean;
+  next: CachedUser | undefined;
+}
+
+/** Runs a tick; never throws: a failure rejects the tick's items (500, code 5000) and drops their cached states. */
+export async function runTick(env: TickEnv, lane: Lane, items: readonly LaneItem[]): Promise<void> {
+  const included = [...lane.pendingSnapshots.values()];
+  lane.flushWanted = false;
+  const users = new Map<string, UserWork>();
+  const stepOf = new Map<LaneItem, { work: UserWork; index: number }>();
+  try {
+    for (const item of items) {
+      const work = workOf(users, orgOf(item), userOf(item));
+      stepOf.set(item, { work, index: work.steps.length });
+      work.steps.push({ item, fresh: [], answers: [] });
+    }
+    await resolveRetries(env.store, users);
+    await loadStates(env, lane, users, new Set(included));
+    const plans = new Map<string, PlanInfo>();
+    for (const work of users.values()) if (needsCompute(work) && !plans.has(work.org)) plans.set(work.org, env.planOf(work.org));
+    await Promise.all(
+      [...users.values()].filter(needsCompute).map(async (work) => {
+        const probes = (plans.get(work.org) as PlanInfo).probes;
+        if (hasProbes(probes)) work.ctx = captureContext(await env.contextOf(work.org, work.user), probes);
+      }),
+    );
+    await compute(env.executor, users, plans);
+    const { ops, seq, deltas } = buildOps(env, lane, items, stepOf, users, included);
+    if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
+
+    // Committed: counters before answers (D19), the cache after the pending snapshots it supersedes are dropped.
+    lane.lastSeq = seq;
+    env.sizes.apply(lane.partition, deltas);
+    for (const pending of included) {
+      const key = userKey(pending.org, pending.user);
+      if (lane.pendingSnapshots.get(key) === pending) lane.pendingSnapshots.delete(key);
+    }
+    for (const work of users.values()) {
+      if (work.next === undefined) continue;
+      // A snapshot queued while the tick ran is older than the tick's state, which the cache now holds: unless the
+      // batch snapshotted the user, that state must stay dirty so that a snapshot still follows.
+      if (lane.pendingSnapshots.delete(work.key) && !work.snapshotted && !work.next.dirty) {
+        work.next.dirty = true;
+        work.next.dirtySince = env.now();
+      }
+      env.cache.set(work.next);
+    }
+    for (const item of items) answer(item, stepOf.get(item) as { work: UserWork; index: number });
+  } catch (error) {
+    env.log(`ingest: partition ${lane.partition} tick of ${items.length} item(s) failed: ${describe(error)}`);
+    const failure = new ServiceError(5000, 'The events could not be stored; retry.');
+    for (const key of users.keys()) env.cache.delete(key);
+    for (const item of items) item.reject(failure);
+  }
+}
+
+function workOf(users: Map<string, UserWork>, org: string, user: string): UserWork {
+  const key = userKey(org, user);
+  let work = users.get(key);
+  if (work === undefined) {
+    work = {
+      org,
+      user,
+      key,
+      steps: [],
+      base: { bytes: new Uint8Array(0), memberships: [], seq: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
+      replay: [],
+      ctx: EMPTY_CONTEXT_DATA,
+      result: undefined,
+      evaluated: false,
+      snapshotted: false,
+      next: undefined,
+    };
+    users.set(key, work);
+  }
+  return work;
+}
+
+/** D29: an id already stored for the user, or repeated earlier in this tick, answers that record; nothing is added. */
+async function resolveRetries(store: Store, users: Map<string, UserWork>): Promise<void> {
+  const ids = new Map<string, { org: string; user: string; id: string }>();
+  for (const work of users.values()) {
+    for (const step of work.steps) {
+      if (step.item.kind !== 'append') continue;
+      for (const event of step.item.request.events) ids.set(clientIdKey(work.org, work.user, event.id), { org: work.org, user: work.user, id: event.id });
+    }
+  }
+  const stored = await findStoredIds(store, [...ids.values()]);
+  for (const work of users.values()) {
+    const seen = new Map<string, FreshEvent>();
+    for (const step of work.steps) {
+      if (step.item.kind !== 'append') continue;
+      for (const event of step.item.request.events) {
+        const id = clientIdKey(work.org, work.user, event.id);
+        const known = stored.get(id) ?? seen.get(id);
+        if (known !== undefined) {
+          step.answers.push(known);
+          continue;
+        }
+        const fresh = new FreshEvent(toRecord(work.user, event), toEngine(event));
+        seen.set(id, fresh);
+        step.fresh.push(fresh);
+        step.answers.push(fresh);
+      }
+    }
+  }
+}
+
+async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>, included: ReadonlySet<PendingSnapshot>): Promise<void> {
+  await Promise.all(
+    [...users.values()].map(async (work) => {
+      const cached = env.cache.get(work.key);
+      if (cached !== undefined) {
+        work.base = { ...cached };
+        return;
+      }
+      const pending = lane.pendingSnapshots.get(work.key);
+      if (pending !== undefined) {
+        // Clean when this tick's batch writes it; queued after the tick started, it is dropped at commit (the
+        // cache then holds the user), so the state stays dirty.
+        const dirty = !included.has(pending);
+        work.base = { bytes: pending.bytes, memberships: [], seq: pending.seq, dirty, unsnapshotted: 0, dirtySince: dirty ? env.now() : 0 };
+        return;
+      }
+      const loaded = await loadStoredState(env.store, work.org, work.user);
+      const dirty = loaded.replay.length > 0;
+      work.base = {
+        bytes: loaded.bytes ?? new Uint8Array(0),
+        memberships: [],
+        seq: loaded.seq,
+        dirty,
+        unsnapshotted: loaded.replay.length,
+        dirtySince: dirty ? env.now() : 0,
+      };
+      work.replay = loaded.replay;
+    }),
+  );
+}
+
+/** A user with no state and no new event has nothing to evaluate (E5): its answers are empty memberships. */
+function needsCompute(work: UserWork): boolean {
+  return work.base.bytes.length > 0 || work.replay.length > 0 || work.steps.some((step) => step.fresh.length > 0);
+}
+
+async function compute(executor: Executor, users: Map<string, UserWork>, plans: Map<string, PlanInfo>): Promise<void> {
+  const byOrg = new Map<string, UserWork[]>();
+  for (const work of users.values()) {
+    if (!needsCompute(work)) continue;
+    const list = byOrg.get(work.org) ?? [];
+    list.push(work);
+    byOrg.set(work.org, list);
+  }
+  if (byOrg.size === 0) return;
+  const orgs = [...byOrg.keys()];
+  const attach = new Set<string>();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const groups: WorkGroup[] = orgs.map((org) => {
+      const plan = plans.get(org) as PlanInfo;
+      const group = { org, version: plan.version, users: (byOrg.get(org) as UserWork[]).map(toWorkUser) };
+      return attach.has(org) ? { ...group, cohorts: plan.cohorts } : group;
+    });
+    const reply = await executor.run({ groups });
+    if (reply.needPlan === true) {
+      for (const org of reply.orgs) attach.add(org);
+      continue;
+    }
+    orgs.forEach((org, g) => {
+      const results = reply.groups[g] ?? [];
+      (byOrg.get(org) as UserWork[]).forEach((work, u) => {
+        work.result = results[u];
+      });
+    });
+    return;
+  }
+  throw new Error('the executor kept asking for plans it was sent');
+}
+
+function toWorkUser(work: UserWork): WorkUser {
+  const steps = work.steps.map((step): WorkStep => {
+    if (step.item.kind === 'append') return { kind: 'events', events: step.fresh.map((fresh) => fresh.engine) };
+    if (step.item.kind === 'evaluate') return { kind: 'evaluate', now: step.item.now };
+    return { kind: 'read' };
+  });
+  return { state: work.base.bytes.length > 0 ? work.base.bytes : null, replay: work.replay, steps, ctx: work.ctx };
+}
+
+function buildOps(
+  env: TickEnv,
+  lane: Lane,
+  items: readonly LaneItem[],
+  stepOf: Map<LaneItem, { work: UserWork; index: number }>,
+  users: Map<string, UserWork>,
+  included: readonly PendingSnapshot[],
+): { ops: BatchOp[]; seq: number; deltas: SizeDeltas } {
+  const partition = lane.partition;
+  const ops: BatchOp[] = [];
+  // Older snapshots first: a newer one of the same user later in the batch wins.
+  for (const pending of included) ops.push(...snapshotOps(pending.org, pending.user, pending.seq, pending.bytes));
+
+  let seq = lane.lastSeq;
+  const seqOf = new Map<UserWork, number>();
+  const freshCount = new Map<UserWork, number>();
+  for (const item of items) {
+    const { work, index } = stepOf.get(item) as { work: UserWork; index: number };
+    const step = work.steps[index] as Step;
+    const result = work.result?.steps[index];
+    if (item.kind === 'append') {
+      for (const transition of result?.transitions ?? []) {
+        step.fresh[transition.eventIndex]?.transitions.push({ cohort: transition.cohort, kind: transition.kind, time: transition.time });
+      }
+      for (const fresh of step.fresh) {
+        fresh.seq = ++seq;
+        ops.push(...eventOps({ partition, seq, org: work.org, event: fresh.record, transitions: fresh.transitions }));
+      }
+      if (step.fresh.length > 0) {
+        seqOf.set(work, seq);
+        freshCount.set(work, (freshCount.get(work) ?? 0) + step.fresh.length);
+      }
+      if (item.request.extraOps !== undefined) ops.push(...item.request.extraOps);
+    } else if (item.kind === 'evaluate' && work.result !== undefined && work.result.count > 0) {
+      work.evaluated = true;
+      const transitions = result?.transitions ?? [];
+      if (transitions.length > 0) {
+        seq += 1;
+        const logged = transitions.map((t): LoggedTransition => ({ cohort: t.cohort, kind: t.kind, time: t.time }));
+        ops.push(...transitionOps(partition, seq, work.org, work.user, logged));
+        seqOf.set(work, seq);
+      }
+    }
+  }
+
+  const deltas = new SizeDeltas();
+  const now = env.now();
+  for (const work of users.values()) {
+    const result = work.result;
+    if (result === undefined || result.count === 0) continue;
+    const memberships = result.steps[result.steps.length - 1]?.memberships ?? result.previous;
+    deltas.addDifference(work.org, result.previous, memberships);
+    const added = freshCount.get(work) ?? 0;
+    const changed = added > 0 || work.evaluated || work.replay.length > 0;
+    const wasDirty = work.base.dirty;
+    let dirty = wasDirty || changed;
+    let unsnapshotted = work.base.unsnapshotted + added;
+    const dirtySince = wasDirty ? work.base.dirtySince : now;
+    const userSeq = seqOf.get(work) ?? work.base.seq;
+    // Re-evaluations change state without an event, so their state is snapshotted with them (recovery stays exact).
+    const due = work.evaluated || unsnapshotted >= env.snapshotEvery || now - dirtySince >= env.snapshotAfterMs;
+    if (dirty && due) {
+      ops.push(...snapshotOps(work.org, work.user, userSeq, result.state));
+      work.snapshotted = true;
+      dirty = false;
+      unsnapshotted = 0;
+    }
+    work.next = {
+      org: work.org,
+      user: work.user,
+      partition,
+      bytes: result.state,
+      memberships,
+      seq: userSeq,
+      dirty,
+      unsnapshotted,
+      dirtySince: dirty ? dirtySince : 0,
+    };
+  }
+  ops.push(...env.sizes.opsFor(partition, deltas));
+  return { ops, seq, deltas };
+}
+
+function answer(item: LaneItem, at: { work: UserWork; index: number }): void {
+  const { work, index } = at;
+  const memberships = work.result?.steps[index]?.memberships ?? [];
+  if (item.kind === 'append') {
+    const step = work.steps[index] as Step;
+    const events = step.answers.map((known) => (known instanceof FreshEvent ? toStoredEvent(known.record, known.seq) : known));
+    item.resolve({ events, memberships });
+  } else if (item.kind === 'evaluate') {
+    item.resolve();
+  } else {
+    item.resolve(memberships);
+  }
+}
+
+function toRecord(user: string, event: NewEvent): EventRecord {
+  const record: { -readonly [K in keyof EventRecord]: EventRecord[K] } = {
+    id: event.id,
+    user_id: user,
+    name: event.name,
+    time: event.time,
+    properties: event.properties,
+  };
+  if (event.session_id !== undefined) record.session_id = event.session_id;
+  if (event.view_id !== undefined) record.view_id = event.view_id;
+  return record;
+}
+
+function toEngine(event: NewEvent): EngineEvent {
+  return {
+    name: event.name,
+    time: Date.parse(event.time),
+    properties: event.properties,
+    session_id: event.session_id ?? null,
+    view_id: event.view_id ?? null,
+  };
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}

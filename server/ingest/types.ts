@@ -1,0 +1,58 @@
+// The ingest pipeline's contract with the routes: append events (acknowledged once durable), read memberships and
+// audience sizes, re-evaluate users whose imported data changed. Design: server/ingest/README.md.
+
+import type { BatchOp } from '../store/contract.js';
+import type { StoredEvent } from '../domain/events/index.js';
+import type { CohortDefinition, SegmentContext } from '../../engine/api.js';
+
+/** An event ready to append: validated (D29), schema-checked (D30), its user resolved. */
+export interface NewEvent {
+  /** The client's id (D29 safe retries) or a fresh one. */
+  readonly id: string;
+  readonly name: string;
+  /** UTC ISO 8601 with milliseconds (D3). */
+  readonly time: string;
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly session_id?: string;
+  readonly view_id?: string;
+}
+
+export interface AppendRequest {
+  readonly org: string;
+  readonly user: string;
+  readonly events: readonly NewEvent[];
+  /** Writes to commit atomically with the events (schema growth, a new user record, ...). */
+  readonly extraOps?: readonly BatchOp[];
+}
+
+export interface AppendResult {
+  /** One per given event, in order. A repeated id (D29) answers the stored record and appends nothing. */
+  readonly events: readonly StoredEvent[];
+  /** Cohort codes the user is in once these events are applied (sorted). */
+  readonly memberships: readonly number[];
+}
+
+/** Where the pipeline gets each organization's enabled real-time cohorts (compiled into the plan it runs). */
+export interface PlanSource {
+  planFor(org: string): { readonly version: number; readonly cohorts: readonly CohortDefinition[] };
+}
+
+/** Where the pipeline gets a user's imported data for the engine (D27, E13, E14). */
+export interface ContextSource {
+  contextFor(org: string, user: string): Promise<SegmentContext>;
+}
+
+export interface IngestPipeline {
+  /** Resolves once the events, their transitions and the extra ops are durable (a crash cannot lose them). */
+  append(request: AppendRequest): Promise<AppendResult>;
+  /** Re-evaluates users whose imported data changed (D27); resolves once their memberships are durable. */
+  reevaluate(org: string, users: readonly string[]): Promise<void>;
+  /** The user's current memberships (sorted cohort codes). */
+  membershipsOf(org: string, user: string): Promise<readonly number[]>;
+  /** Exact number of users in the cohort (D19), counting every append acknowledged before the call. */
+  audienceSize(org: string, code: number): number;
+  /** An organization's plan changed (cohort created, changed, enabled, disabled, deleted). */
+  planChanged(org: string): void;
+  /** Graceful stop: finishes queued work, writes snapshots, stops the workers. The store stays open. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,118 @@
+// The worker path: real piscina workers (threads: 2) load the compiled dist/server/ingest/worker.js (run
+// `npm run build` first), receive plans on demand by version, read imported data captured on the main thread
+// (E13, E14), and give the same memberships and sizes as the inline executor.
+
+import { existsSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { readUserEvents } from '../domain/events/index.js';
+import { MemoryStore } from '../store/memory.js';
+import { createExecutor, workerFilename } from './executor.js';
+import { EMPTY_CONTEXT_DATA } from './context.js';
+import { decodeState } from '../../engine/index.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from './fixtures.js';
+import { openIngestPipeline, type Pipeline } from './pipeline.js';
+
+const COHORTS = [
+  cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 3 } }),
+  cohort(2, { event: 'Click', during: 'this_session' }),
+  cohort(3, { in_third_party_segment: { provider: 'acme', segment: 'sports' } }),
+  cohort(4, {
+    in_connections_import_segment: { provider: 'crm', filters: { property: 'plan', condition: { equal_to: 'pro' } } },
+  }),
+];
+
+let pipelines: Pipeline[];
+
+beforeEach(() => {
+  pipelines = [];
+});
+
+afterEach(async () => {
+  for (const pipeline of pipelines) await pipeline.close();
+});
+
+async function start(threads: number, plans: MapPlans, contexts = new MapContexts()): Promise<Pipeline> {
+  const pipeline = await openIngestPipeline({ store: new MemoryStore(), plans, contexts, threads, partitions: 4, now: () => T0, log: (line) => console.error(line) });
+  pipelines.push(pipeline);
+  return pipeline;
+}
+
+function contextsFor(users: readonly string[]): MapContexts {
+  const contexts = new MapContexts();
+  users.forEach((user, i) => {
+    if (i % 3 === 0) contexts.addSegment(ORG, user, '3rd', 'acme', 'sports');
+    if (i % 4 === 0) contexts.addRow(ORG, user, 'crm', { time: T0, properties: { plan: i % 8 === 0 ? 'pro' : 'free' } });
+  });
+  return contexts;
+}
+
+describe('piscina workers (threads: 2)', () => {
+  it('the worker is built where the executor looks for it', () => {
+    expect(existsSync(workerFilename())).toBe(true);
+  });
+
+  it('answer needPlan for a version they lack, then compile the attached cohorts and return encoded states', async () => {
+    const executor = createExecutor(2);
+    try {
+      const user = { state: null, replay: [], steps: [{ kind: 'events' as const, events: [{ name: 'Pageview', time: T0, properties: {} }] }], ctx: EMPTY_CONTEXT_DATA };
+      const task = { groups: [{ org: ORG, version: 7, users: [user] }] };
+      expect(await executor.run(task)).toEqual({ needPlan: true, orgs: [ORG] });
+      const reply = await executor.run({ groups: [{ ...task.groups[0], org: ORG, version: 7, users: [user], cohorts: COHORTS }] });
+      if (reply.needPlan === true) throw new Error('the plan was attached');
+      const result = reply.groups[0]?.[0];
+      expect(result?.steps[0]?.memberships).toEqual([]);
+      expect(result?.state).toBeInstanceOf(Uint8Array);
+      expect(decodeState(result?.state as Uint8Array).count).toBe(1);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  it('give the memberships and sizes the inline executor gives, imported data included', async () => {
+    const users = Array.from({ length: 200 }, (_, i) => userId(i));
+    const contexts = contextsFor(users);
+    const workers = await start(2, new MapPlans(ORG, COHORTS), contexts);
+    const inline = await start(0, new MapPlans(ORG, COHORTS), contexts);
+    for (const pipeline of [workers, inline]) {
+      for (let round = 0; round < 4; round++) {
+        await Promise.all(
+          users.map((user, i) =>
+            pipeline.append({ org: ORG, user, events: [event(round * 1000 + i, (i + round) % 5 === 0 ? 'Click' : 'Pageview')] }),
+          ),
+        );
+      }
+    }
+    for (const code of [1, 2, 3, 4]) {
+      expect(workers.audienceSize(ORG, code)).toBe(inline.audienceSize(ORG, code));
+      expect(workers.audienceSize(ORG, code)).toBeGreaterThan(0);
+    }
+    expect(workers.audienceSize(ORG, 3)).toBe(67);
+    expect(workers.audienceSize(ORG, 4)).toBe(25);
+    for (const user of users) expect(await workers.membershipsOf(ORG, user)).toEqual(await inline.membershipsOf(ORG, user));
+  });
+
+  it('a burst for one user keeps arrival order through the workers', async () => {
+    const store = new MemoryStore();
+    const workers = await openIngestPipeline({ store, plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts(), threads: 2 });
+    pipelines.push(workers);
+    const user = userId(1);
+    const results = await Promise.all(Array.from({ length: 300 }, (_, i) => workers.append({ org: ORG, user, events: [event(i)] })));
+    expect((await readUserEvents(store, ORG, user, { limit: 1000 })).map((e) => e.properties['n'])).toEqual(
+      Array.from({ length: 300 }, (_, i) => i),
+    );
+    expect(results[1]?.memberships).toEqual([]);
+    expect(results[2]?.memberships).toEqual([1]);
+    expect(workers.audienceSize(ORG, 1)).toBe(1);
+  });
+
+  it('workers lacking a new plan version ask for it; state carries over the change', async () => {
+    const plans = new MapPlans(ORG, [COHORTS[0] as (typeof COHORTS)[number]]);
+    const workers = await start(2, plans);
+    const user = userId(9);
+    await workers.append({ org: ORG, user, events: [event(1), event(2)] });
+    plans.set(ORG, [COHORTS[0] as (typeof COHORTS)[number], cohort(5, { event: 'Other' })]);
+    workers.planChanged(ORG);
+    expect((await workers.append({ org: ORG, user, events: [event(3)] })).memberships).toEqual([1]);
+    expect((await workers.append({ org: ORG, user, events: [event(4, 'Other')] })).memberships).toEqual([1, 5]);
+  });
+});

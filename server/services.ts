@@ -1,0 +1,71 @@
+// The domain services of one running instance, built over one store: what route modules receive.
+// Route modules take the subset they use (Pick<Services, ...>) so their dependencies stay visible.
+
+import { randomUUID } from 'node:crypto';
+import type { Store } from './store/contract.js';
+import { Tenancy } from './domain/tenancy/index.js';
+import { CohortRegistry } from './domain/cohorts/index.js';
+import { Identity } from './domain/identity/index.js';
+import { SchemaRegistry } from './domain/schemas/index.js';
+import { Imports } from './domain/imports/index.js';
+import type { IngestPipeline } from './ingest/types.js';
+import { openIngestPipeline } from './ingest/index.js';
+
+export interface Clock {
+  /** Wall-clock time; injected so tests can fix it. */
+  now(): Date;
+}
+
+export interface Services {
+  readonly store: Store;
+  readonly tenancy: Tenancy;
+  readonly cohorts: CohortRegistry;
+  readonly identity: Identity;
+  readonly schemas: SchemaRegistry;
+  readonly imports: Imports;
+  readonly pipeline: IngestPipeline;
+  readonly clock: Clock;
+  readonly newId: () => string;
+}
+
+export interface ServicesOptions {
+  /** Engine worker threads; 0 evaluates in the main thread. */
+  readonly threads?: number;
+  /** fsync every group commit (power-loss durability). */
+  readonly fsync?: boolean;
+  readonly clock?: Clock;
+  readonly newId?: () => string;
+  readonly log?: (line: string) => void;
+}
+
+export async function openServices(store: Store, options: ServicesOptions = {}): Promise<Services> {
+  const clock = options.clock ?? { now: () => new Date() };
+  const newId = options.newId ?? randomUUID;
+  const tenancy = await Tenancy.open(store);
+  const cohorts = await CohortRegistry.open(store, tenancy);
+  const identity = new Identity(store, { newId });
+  const schemas = new SchemaRegistry(store);
+  // Imports is opened before the pipeline it notifies: deleting a segment re-evaluates its former members (D27).
+  let pipeline: IngestPipeline | undefined;
+  const imports = Imports.open(store, {
+    newId,
+    now: () => clock.now().getTime(),
+    onMembersRemoved: (org, users) => pipeline?.reevaluate(org, users),
+  });
+  pipeline = await openIngestPipeline({
+    store,
+    threads: options.threads ?? 0,
+    fsync: options.fsync ?? false,
+    now: () => clock.now().getTime(),
+    newId,
+    plans: {
+      planFor: (org) => ({
+        version: cohorts.planVersion(org),
+        cohorts: cohorts.enabledRealTime(org).map((cohort) => ({ code: cohort.code, query: cohort.ast as never })),
+      }),
+    },
+    contexts: { contextFor: (org, user) => imports.contextFor(org, user) },
+    log: options.log,
+  });
+  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, clock, newId };
+}
