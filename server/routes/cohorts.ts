@@ -1,0 +1,194 @@
+// The Cohorts API (spec "Cohorts", D8, D9, D14–D19): list, create, read, update and delete cohorts under
+// /cohorts-api/v2/cohorts, for a private key over a secure transport (D6, D7). Errors use the cohort envelope (D10).
+//
+// Choices where the spec and the decisions are silent:
+// - Order of checks: authentication (401) → private key and transport (403) → query parameter (400 1000) →
+//   the cohort's visibility and write access (404 3000, 403 2001) → the body's structure (400 1002/1003) →
+//   the target workspace of a create (404 3000, 403 2001) → the query's references (400 1002) → 409 on delete.
+//   POST and PATCH read their body in 'optional' mode so that a missing body (400 1003) is reported after the
+//   key checks; a body that is not JSON is still a 400 1002 from the HTTP layer before them.
+// - `include-child-workspaces` accepts `true` / `false` in any letter case; any other value (empty included) is
+//   400 1000. Only its first occurrence counts.
+// - `null` counts as absent for every optional field (PermutiveAPI-style clients send nulls), except `description`
+//   in PATCH, where null deletes it (D16). In a create, null `name` / `query` count as missing.
+// - PATCH ignores `segment_type` and `workspace_id` (a cohort's kind and owner never change) and every other
+//   unknown field (D1: clients echo `id`, `code`, `created_at`, ...). A PATCH without any known field still bumps
+//   `last_updated_at` and answers the cohort.
+// - `live_audience_size` is answered for real-time cohorts only (the live count, D19; 0 when `Disabled`). Offline
+//   cohorts (D20) are not live and carry no `live_audience_size`.
+// - A `cohortId` that is not a UUID is 404 3000 (D9); UUIDs match case-insensitively (ids are lower-case).
+// - Create does not evaluate the new cohort over stored history (D19 backfill is not part of this module); the
+//   pipeline is told that the plan changed, and members accrue from the events that follow.
+
+import type { HttpServer, RequestContext } from '../http/index.js';
+import type { Services } from '../services.js';
+import { checkName, isUuid, requirePrivate, type Principal } from '../domain/tenancy/index.js';
+import { toCohortSummary, toCohortWire, type Cohort, type CohortPatch, type CohortState } from '../domain/cohorts/index.js';
+import { formatProblem, validateQuery } from '../../engine/index.js';
+import { badBody, badParameter, notFound } from '../errors.js';
+import { optionalEnum, optionalString, requireBodyObject, type BodyObject } from './body.js';
+
+export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'pipeline' | 'clock' | 'newId'>;
+
+const COLLECTION = '/cohorts-api/v2/cohorts';
+const ONE = `${COLLECTION}/:cohortId`;
+const INCLUDE_CHILDREN = 'include-child-workspaces';
+
+/** A query validated for the registry: the raw JSON, its AST and the cohort codes it names (D18). */
+interface ValidatedQuery {
+  readonly query: unknown;
+  readonly ast: unknown;
+  readonly references: readonly number[];
+}
+
+/** D18: the query's first problem as a 400 1002 whose cause is its JSON path and message. */
+function readQuery(value: unknown): ValidatedQuery {
+  const result = validateQuery(value, 'query');
+  if (!result.ok) {
+    const first = result.problems[0];
+    throw badBody(first === undefined ? 'query: invalid query' : formatProblem(first));
+  }
+  return { query: value, ast: result.query, references: result.references };
+}
+
+/** `tags`: an array of strings; null or absent is undefined. */
+function optionalTags(body: BodyObject): string[] | undefined {
+  const value = body['tags'];
+  if (value === undefined || value === null) return undefined;
+  if (!Array.isArray(value)) throw badBody('tags: expected an array of strings');
+  value.forEach((tag, index) => {
+    if (typeof tag !== 'string') throw badBody(`tags[${index}]: expected a string`);
+  });
+  return value as string[];
+}
+
+/** D8: `include-child-workspaces` is a boolean; anything else is 400 1000. */
+function readIncludeChildren(query: URLSearchParams): boolean {
+  const value = query.get(INCLUDE_CHILDREN);
+  if (value === null) return false;
+  const lower = value.toLowerCase();
+  if (lower === 'true') return true;
+  if (lower === 'false') return false;
+  throw badParameter(`The query parameter ${INCLUDE_CHILDREN} must be true or false.`, `${INCLUDE_CHILDREN}: expected true or false`);
+}
+
+export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): void {
+  const { tenancy, cohorts, pipeline, clock, newId } = services;
+
+  /** D5–D7: every cohort operation needs a private key over a secure transport. */
+  const authorise = (ctx: RequestContext): Principal => {
+    const principal = tenancy.authenticate(ctx.apiKey);
+    requirePrivate(principal, ctx.transportSecure);
+    return principal;
+  };
+
+  /** The path's cohort id, lower-cased; a non-UUID names nothing (404 3000, D9). */
+  const cohortIdOf = (ctx: RequestContext): string => {
+    const raw = ctx.params['cohortId'] ?? '';
+    if (!isUuid(raw)) throw notFound('cohort');
+    return raw.toLowerCase();
+  };
+
+  /** D19: live size of an enabled real-time cohort; a disabled one has no members; offline ones are not live. */
+  const liveSizeOf = (cohort: Cohort): number | undefined => {
+    if (cohort.segment_type !== 'real_time') return undefined;
+    if (cohort.state !== 'Enabled') return 0;
+    return pipeline.audienceSize(cohort.organization_id, cohort.code);
+  };
+
+  const full = (cohort: Cohort) => toCohortWire(cohort, liveSizeOf(cohort));
+
+  // D8, D9: own workspace + ancestors (+ descendants with the flag and `descendants` access).
+  http.route('GET', COLLECTION, 'cohorts', (ctx) => {
+    const principal = authorise(ctx);
+    const includeChildren = readIncludeChildren(ctx.query);
+    const listed = cohorts.listVisible(principal, includeChildren);
+    return { status: 200, body: listed.map((cohort) => toCohortSummary(cohort, liveSizeOf(cohort))) };
+  });
+
+  // D14: create → 201 with the full cohort.
+  http.route(
+    'POST',
+    COLLECTION,
+    'cohorts',
+    async (ctx) => {
+      const principal = authorise(ctx);
+      const body = requireBodyObject(ctx.body);
+      if (body['name'] === undefined || body['name'] === null) throw badBody('name: missing');
+      const name = checkName('name', body['name']);
+      if (body['query'] === undefined || body['query'] === null) throw badBody('query: missing');
+      const query = readQuery(body['query']);
+      const description = optionalString(body, 'description');
+      const tags = optionalTags(body);
+      const segmentType = optionalEnum(body, 'segment_type', ['real_time', 'offline'] as const);
+      const workspaceId = optionalString(body, 'workspace_id') ?? principal.workspaceId;
+      tenancy.requireWritableWorkspace(principal, workspaceId);
+      const cohort = await cohorts.create({
+        workspaceId,
+        name,
+        description,
+        tags,
+        segment_type: segmentType,
+        query: query.query,
+        ast: query.ast,
+        references: query.references,
+        now: clock.now(),
+        newId,
+      });
+      pipeline.planChanged(cohort.organization_id);
+      return { status: 201, body: full(cohort) };
+    },
+    { body: 'optional' },
+  );
+
+  // D15: one cohort with its query and live size; hidden, unknown or non-UUID ids are 404 3000 (D9).
+  http.route('GET', ONE, 'cohorts', (ctx) => {
+    const principal = authorise(ctx);
+    return { status: 200, body: full(cohorts.getVisible(principal, cohortIdOf(ctx))) };
+  });
+
+  // D16: partial update; absent (or null) fields stay, `description: null` deletes it.
+  http.route(
+    'PATCH',
+    ONE,
+    'cohorts',
+    async (ctx) => {
+      const principal = authorise(ctx);
+      const current = cohorts.getWritable(principal, cohortIdOf(ctx));
+      const body = requireBodyObject(ctx.body);
+      const patch: { -readonly [K in keyof CohortPatch]: CohortPatch[K] } = {};
+      const name = optionalString(body, 'name');
+      if (name !== undefined) patch.name = name;
+      if (body['description'] === null) patch.description = null;
+      else {
+        const description = optionalString(body, 'description');
+        if (description !== undefined) patch.description = description;
+      }
+      if (body['query'] !== undefined && body['query'] !== null) {
+        const query = readQuery(body['query']);
+        patch.query = query.query;
+        patch.ast = query.ast;
+        patch.references = query.references;
+      }
+      const tags = optionalTags(body);
+      if (tags !== undefined) patch.tags = tags;
+      const state: CohortState | undefined = optionalEnum(body, 'state', ['Enabled', 'Disabled'] as const);
+      if (state !== undefined) patch.state = state;
+      const updated = await cohorts.update(current.id, patch, clock.now());
+      if (patch.query !== undefined || (state !== undefined && state !== current.state)) {
+        pipeline.planChanged(updated.organization_id);
+      }
+      return { status: 200, body: full(updated) };
+    },
+    { body: 'optional' },
+  );
+
+  // D16: 200 with an empty body; D18: 409 4000 while another cohort's query names it.
+  http.route('DELETE', ONE, 'cohorts', async (ctx) => {
+    const principal = authorise(ctx);
+    const cohort = cohorts.getWritable(principal, cohortIdOf(ctx));
+    await cohorts.delete(cohort.id);
+    pipeline.planChanged(cohort.organization_id);
+    return { status: 200 };
+  });
+}

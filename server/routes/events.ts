@@ -1,0 +1,100 @@
+// The events routes of `/v2.0` (spec "Events", D29–D31, D12): track an event (validated, its user resolved, checked
+// against its schema, appended durably through the ingest pipeline) and read a user's events by time.
+//
+// Choices where the spec and decisions are silent:
+// - Track with a client `id` already stored for the resolved user answers the stored record before the schema check,
+//   so a retry changes nothing even when the schema grew in between (D29); the pipeline dedupes concurrent retries.
+// - Read: `user_id` missing or empty, or not a UUID, is 400 1000 (an invalid query-parameter value, D11).
+// - Read: `from`/`to` accept what D3 accepts (a date-time with an offset) and also a bare calendar date
+//   `YYYY-MM-DD` (the spec calls them "date"), meaning 00:00:00.000Z of that day. Anything else is 400 1000.
+//   `from` after `to` is an empty array, not an error.
+// - Read: "never seen" (D12's 3002) means no user record (created, identified, aliased or tracked) and no stored
+//   event; a known user with no event in the range gets 200 `[]`.
+
+import type { HttpServer, RequestContext } from '../http/index.js';
+import { isUuid } from '../domain/identity/index.js';
+import {
+  findByClientId,
+  hasEvents,
+  readUserEvents,
+  toWireRecord,
+  validateTrackBody,
+  type TrackInput,
+} from '../domain/events/index.js';
+import type { NewEvent } from '../ingest/types.js';
+import { parseTimestamp } from '../../engine/query/validate/timestamps.js';
+import { badParameter, unknownUser } from '../errors.js';
+import type { Services } from '../services.js';
+import { authenticateClient } from './identity.js';
+
+export type EventsRouteDeps = Pick<Services, 'store' | 'tenancy' | 'identity' | 'schemas' | 'pipeline' | 'clock' | 'newId'>;
+
+const CALENDAR_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+
+/** A `from`/`to` value in epoch ms: an ISO 8601 date-time with an offset (D3) or a calendar date (UTC midnight). */
+function parseBound(text: string): number | undefined {
+  const date = CALENDAR_DATE.exec(text);
+  return date === null ? parseTimestamp(text) : parseTimestamp(`${text}T00:00:00Z`);
+}
+
+function boundParam(ctx: RequestContext, name: 'from' | 'to'): number | undefined {
+  const text = ctx.query.get(name);
+  if (text === null || text === '') return undefined;
+  const ms = parseBound(text);
+  if (ms === undefined) {
+    throw badParameter(`The query parameter ${name} is not a valid date.`, `${name}: expected an ISO 8601 date-time with an offset or a date, got ${JSON.stringify(text)}`);
+  }
+  return ms;
+}
+
+function newEventOf(input: TrackInput, newId: () => string): NewEvent {
+  const event: { -readonly [K in keyof NewEvent]: NewEvent[K] } = {
+    id: input.id ?? newId(),
+    name: input.name,
+    time: input.time,
+    properties: input.properties,
+  };
+  if (input.session_id !== undefined) event.session_id = input.session_id;
+  if (input.view_id !== undefined) event.view_id = input.view_id;
+  return event;
+}
+
+export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): void {
+  const { store, tenancy, identity, schemas, pipeline, clock, newId } = deps;
+
+  http.route('POST', '/v2.0/events', 'identity', async (ctx) => {
+    const org = authenticateClient(tenancy, ctx).organizationId;
+    const input = validateTrackBody(ctx.body, clock.now());
+    const { userId } = await identity.resolveForTrack(org, { user_id: input.user_id, aliases: input.aliases });
+    if (input.id !== undefined) {
+      const stored = await findByClientId(store, org, userId, input.id);
+      if (stored !== undefined) return { status: 200, body: toWireRecord(stored) };
+    }
+    const extraOps = await schemas.check(org, input.name, input.properties);
+    let appended;
+    try {
+      appended = await pipeline.append({ org, user: userId, events: [newEventOf(input, newId)], extraOps });
+    } catch (error) {
+      // The registry cached the growth before it was committed; forget it so the next check reloads (registry doc).
+      if (extraOps.length > 0) schemas.invalidate(org, input.name);
+      throw error;
+    }
+    const [record] = appended.events;
+    if (record === undefined) throw new Error('the ingest pipeline answered no record for an appended event');
+    return { status: 200, body: toWireRecord(record) };
+  }, { body: 'required' });
+
+  http.route('GET', '/v2.0/events', 'identity', async (ctx) => {
+    const org = authenticateClient(tenancy, ctx).organizationId;
+    const userId = ctx.query.get('user_id');
+    if (userId === null || userId === '') throw badParameter('The query parameter user_id is required.', 'user_id: missing');
+    if (!isUuid(userId)) throw badParameter('The query parameter user_id is not a user id.', 'user_id: expected a UUID');
+    const from = boundParam(ctx, 'from');
+    const to = boundParam(ctx, 'to');
+    const events = await readUserEvents(store, org, userId, { from, to });
+    if (events.length === 0 && !(await identity.userExists(org, userId)) && !(await hasEvents(store, org, userId))) {
+      throw unknownUser();
+    }
+    return { status: 200, body: events.map(toWireRecord) };
+  });
+}

@@ -1,0 +1,72 @@
+// The identity routes of `/v2.0` (spec "Identity", D5–D7, D9, D28): create a user, identify, list and add aliases.
+// Errors use the identity envelope (area 'identity', D10).
+//
+// Choices where the spec and decisions are silent:
+// - `POST /v2.0/users` never reads a body: any body (none, empty, `{}`) is ignored (spec: "No body"; D1).
+// - A private key on the public routes (users, identify, events) follows D7 as everywhere: over a non-secure
+//   transport it is 403 2001 (a public key is accepted on any transport).
+// - A `user_id` path parameter that is not a UUID names no user that can exist: 404 3000 on both alias routes
+//   (`GET` as for any unknown user, D28; `POST` before the body is looked at).
+// - `POST /v2.0/users/{user_id}/aliases` for a user never seen records the user (as identify does) and binds the
+//   alias to it; re-adding an alias the user already has answers 200 and changes nothing.
+
+import type { HttpServer, RequestContext } from '../http/index.js';
+import { requirePrivate, type Principal } from '../domain/tenancy/index.js';
+import { isUuid, validateAliasBody, validateIdentifyBody } from '../domain/identity/index.js';
+import { notFound } from '../errors.js';
+import type { Services } from '../services.js';
+
+export type IdentityRouteDeps = Pick<Services, 'tenancy' | 'identity'>;
+
+/**
+ * The principal of a route that public keys may call (D6): any live key, but a private key only over a secure
+ * transport (D7: HTTPS, a loopback peer, or a trusted proxy's `X-Forwarded-Proto: https`).
+ */
+export function authenticateClient(tenancy: Services['tenancy'], ctx: RequestContext): Principal {
+  const principal = tenancy.authenticate(ctx.apiKey);
+  if (principal.type === 'private') requirePrivate(principal, ctx.transportSecure);
+  return principal;
+}
+
+/** The principal of a private-key route (D6, D7): aliases. */
+function authenticatePrivate(tenancy: Services['tenancy'], ctx: RequestContext): Principal {
+  const principal = tenancy.authenticate(ctx.apiKey);
+  requirePrivate(principal, ctx.transportSecure);
+  return principal;
+}
+
+/** The `user_id` path parameter; a value that is not a UUID is a user that cannot exist (404 3000). */
+function userIdParam(ctx: RequestContext): string {
+  const userId = ctx.params['user_id'] ?? '';
+  if (!isUuid(userId)) throw notFound('user');
+  return userId;
+}
+
+export function registerIdentityRoutes(http: HttpServer, { tenancy, identity }: IdentityRouteDeps): void {
+  http.route('POST', '/v2.0/users', 'identity', async (ctx) => {
+    const principal = authenticateClient(tenancy, ctx);
+    const id = await identity.createUser(principal.organizationId);
+    return { status: 200, body: { id } };
+  }, { body: 'none' });
+
+  http.route('POST', '/v2.0/identify', 'identity', async (ctx) => {
+    const principal = authenticateClient(tenancy, ctx);
+    const body = validateIdentifyBody(ctx.body);
+    const userId = await identity.identify(principal.organizationId, body.user_id, body.aliases);
+    return { status: 200, body: { user_id: userId } };
+  }, { body: 'required' });
+
+  http.route('GET', '/v2.0/users/:user_id/aliases', 'identity', async (ctx) => {
+    const principal = authenticatePrivate(tenancy, ctx);
+    const aliases = await identity.listAliases(principal.organizationId, userIdParam(ctx));
+    return { status: 200, body: aliases };
+  });
+
+  http.route('POST', '/v2.0/users/:user_id/aliases', 'identity', async (ctx) => {
+    const principal = authenticatePrivate(tenancy, ctx);
+    const userId = userIdParam(ctx);
+    const alias = validateAliasBody(ctx.body);
+    const view = await identity.addAlias(principal.organizationId, userId, alias);
+    return { status: 200, body: view };
+  }, { body: 'required' });
+}

@@ -1,0 +1,130 @@
+// Publishing stateless segmentation's events to ingestion after the reply (D24): each event is checked against its
+// schema, non-conforming ones are dropped and counted, the rest are appended for the user. Never throws.
+
+import { ServiceError } from '../../errors.js';
+import type { BatchOp } from '../../store/contract.js';
+import type { SchemaRegistry } from '../../domain/schemas/index.js';
+import { userKey } from '../../domain/identity/index.js';
+import type { IngestPipeline, NewEvent } from '../../ingest/types.js';
+
+/** Counters of one organization's published stateless events (for tests and metrics). */
+export interface SegmentationStats {
+  /** Events appended to ingestion. */
+  published: number;
+  /** Events dropped because they did not conform to their schema (D24). */
+  dropped: number;
+  /** Events lost because the append failed (logged). */
+  failed: number;
+}
+
+const stats = new Map<string, SegmentationStats>();
+/** Publications started and not yet finished, by organization. */
+const pending = new Map<string, Set<Promise<void>>>();
+
+/** The organization's counters (zeros when it never published). A copy. */
+export function segmentationStats(org: string): SegmentationStats {
+  const counters = stats.get(org);
+  return counters === undefined ? { published: 0, dropped: 0, failed: 0 } : { ...counters };
+}
+
+/**
+ * Resolves once every publication of the organization (of every organization when none is given) started before or
+ * while waiting has finished: tests wait on it, and a graceful stop calls it before closing the pipeline.
+ */
+export async function segmentationPublished(org?: string): Promise<void> {
+  for (;;) {
+    const running = org === undefined ? [...pending.values()].flatMap((set) => [...set]) : [...(pending.get(org) ?? [])];
+    if (running.length === 0) return;
+    await Promise.allSettled(running);
+  }
+}
+
+function countersOf(org: string): SegmentationStats {
+  let counters = stats.get(org);
+  if (counters === undefined) {
+    counters = { published: 0, dropped: 0, failed: 0 };
+    stats.set(org, counters);
+  }
+  return counters;
+}
+
+export interface PublishDeps {
+  readonly schemas: SchemaRegistry;
+  readonly pipeline: IngestPipeline;
+  readonly log: (line: string) => void;
+}
+
+export interface Publication {
+  readonly org: string;
+  readonly user: string;
+  readonly events: readonly NewEvent[];
+}
+
+export class Publisher {
+  /** Tail of each user's chain: a user's publications are appended in the order the requests arrived. */
+  private readonly chains = new Map<string, Promise<void>>();
+
+  constructor(private readonly deps: PublishDeps) {}
+
+  /**
+   * Starts publishing after the current turn of the event loop (the reply is written first). Registered as pending
+   * at once, so that `segmentationPublished` called after the reply waits for it.
+   */
+  publishLater(publication: Publication): void {
+    if (publication.events.length === 0) return;
+    const chainKey = `${publication.org}\n${publication.user}`;
+    const previous = this.chains.get(chainKey) ?? Promise.resolve();
+    const run = previous
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => this.publish(publication))
+      .catch((error: unknown) => this.deps.log(`segmentation: publishing failed: ${describe(error)}`));
+    this.chains.set(chainKey, run);
+    let running = pending.get(publication.org);
+    if (running === undefined) {
+      running = new Set();
+      pending.set(publication.org, running);
+    }
+    const tracked = running;
+    tracked.add(run);
+    void run.finally(() => {
+      tracked.delete(run);
+      if (tracked.size === 0 && pending.get(publication.org) === tracked) pending.delete(publication.org);
+      if (this.chains.get(chainKey) === run) this.chains.delete(chainKey);
+    });
+  }
+
+  private async publish({ org, user, events }: Publication): Promise<void> {
+    const counters = countersOf(org);
+    const accepted: NewEvent[] = [];
+    const extraOps: BatchOp[] = [];
+    const grown = new Set<string>();
+    let dropped = 0;
+    try {
+      for (const event of events) {
+        try {
+          const ops = await this.deps.schemas.check(org, event.name, event.properties);
+          if (ops.length > 0) grown.add(event.name);
+          extraOps.push(...ops);
+          accepted.push(event);
+        } catch (error) {
+          if (!(error instanceof ServiceError) || error.code !== 1007) throw error;
+          dropped += 1;
+          counters.dropped += 1;
+        }
+      }
+      if (accepted.length === 0) return;
+      // A user with stored history is a recorded user (identity's `u!`), like a tracked one; idempotent.
+      extraOps.push({ type: 'put', key: userKey(org, user), value: { id: user } });
+      await this.deps.pipeline.append({ org, user, events: accepted, extraOps });
+      counters.published += accepted.length;
+    } catch (error) {
+      for (const name of grown) this.deps.schemas.invalidate(org, name);
+      counters.failed += events.length - dropped;
+      this.deps.log(`segmentation: publishing ${events.length - dropped} event(s) for user ${user} of ${org} failed: ${describe(error)}`);
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}

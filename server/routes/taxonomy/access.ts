@@ -1,0 +1,76 @@
+// Who may reach which import on the taxonomy routes (D6, D7, D9), the import's wire form, and the null-tolerant
+// body normalisation those routes share.
+
+import type { RequestContext } from '../../http/index.js';
+import { requirePrivate, type Principal } from '../../domain/tenancy/index.js';
+import type { ImportRecord } from '../../domain/imports/index.js';
+import { notFound } from '../../errors.js';
+import type { Services } from '../../services.js';
+
+export type TaxonomyDeps = Pick<Services, 'tenancy' | 'imports' | 'identity' | 'pipeline'>;
+
+/** The import as sent to clients (D25): the record without its internal `organization_id`. */
+export interface ImportWire {
+  readonly id: string;
+  readonly name: string;
+  readonly code: string;
+  readonly relation: ImportRecord['relation'];
+  readonly kind: ImportRecord['kind'];
+  readonly identifiers: readonly string[];
+  readonly schema?: ImportRecord['schema'];
+  readonly workspace_id: string;
+  readonly created_at: string;
+}
+
+export function toImportWire(record: ImportRecord): ImportWire {
+  return {
+    id: record.id,
+    name: record.name,
+    code: record.code,
+    relation: record.relation,
+    kind: record.kind,
+    identifiers: record.identifiers,
+    ...(record.schema === undefined ? {} : { schema: record.schema }),
+    workspace_id: record.workspace_id,
+    created_at: record.created_at,
+  };
+}
+
+/** D6/D7: every taxonomy route needs a private key over a secure transport. */
+export function authenticatePrivate(deps: TaxonomyDeps, ctx: RequestContext): Principal {
+  const principal = deps.tenancy.authenticate(ctx.apiKey);
+  requirePrivate(principal, ctx.transportSecure);
+  return principal;
+}
+
+/** D9: the import if its workspace is visible to the key; unknown, another organization's or hidden: 404 3000. */
+export async function readableImport(deps: TaxonomyDeps, principal: Principal, importId: string): Promise<ImportRecord> {
+  const record = await deps.imports.getImport(principal.organizationId, importId);
+  if (!deps.tenancy.canSeeWorkspace(principal, record.workspace_id)) throw notFound('import');
+  return record;
+}
+
+/** D9: as readableImport, and the workspace must be writable for the key (an ancestor's import: 403 2001). */
+export async function writableImport(deps: TaxonomyDeps, principal: Principal, importId: string): Promise<ImportRecord> {
+  const record = await readableImport(deps, principal, importId);
+  deps.tenancy.requireWritableWorkspace(principal, record.workspace_id);
+  return record;
+}
+
+/**
+ * Client habit: `null` for an absent optional field. Top-level nulls are dropped before the domain validates, except
+ * for the fields listed in `meaningful` (a segment's `description` and `cpm`: null there clears the value).
+ */
+export function dropNulls(value: unknown, meaningful: readonly string[] = []): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value;
+  const kept: Record<string, unknown> = {};
+  for (const [field, item] of Object.entries(value)) {
+    if (item !== null || meaningful.includes(field)) kept[field] = item;
+  }
+  return kept;
+}
+
+/** A path parameter (the router always sets the pattern's parameters). */
+export function param(ctx: RequestContext, name: string): string {
+  return ctx.params[name] ?? '';
+}
