@@ -1,0 +1,80 @@
+// Starts the whole service in-process on an ephemeral port over a temp LevelDB directory, with an initialised
+// organization, for end-to-end tests. `restart()` reopens the same directory (data must survive).
+
+import { randomUUID } from 'node:crypto';
+import { startService, type RunningService } from '../../server/app.js';
+import { initialiseDataDir, type InitResult } from '../../server/bootstrap.js';
+import { tempDir } from './processes.js';
+
+export interface TestService {
+  readonly url: string;
+  readonly keys: InitResult;
+  readonly dataDir: string;
+  readonly running: RunningService;
+  /** fetch against the service with a key (default: the private key) and a JSON body. */
+  request(method: string, path: string, options?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  /** request() and the parsed JSON body. */
+  json<T = unknown>(method: string, path: string, options?: { key?: string | null; body?: unknown; headers?: Record<string, string> }): Promise<{ status: number; body: T; headers: Headers }>;
+  restart(): Promise<TestService>;
+  close(): Promise<void>;
+}
+
+export interface TestServiceOptions {
+  threads?: number;
+  bodyLimit?: number;
+  trustProxy?: boolean;
+}
+
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const dir = await tempDir('audience-e2e-');
+  const dataDir = `${dir.path}/data`;
+  const keys = await initialiseDataDir(dataDir, 'Test organization');
+  if (keys === 'already-initialised') throw new Error('a fresh temp directory cannot be initialised already');
+  return open(dataDir, keys, options, dir.remove);
+}
+
+async function open(dataDir: string, keys: InitResult, options: TestServiceOptions, removeDir: () => Promise<void>): Promise<TestService> {
+  const running = await startService({
+    dataDir,
+    host: '127.0.0.1',
+    port: 0,
+    threads: options.threads ?? 0,
+    bodyLimit: options.bodyLimit,
+    trustProxy: options.trustProxy,
+    log: () => undefined,
+  });
+  const request: TestService['request'] = (method, path, opts = {}) => {
+    const headers: Record<string, string> = { ...opts.headers };
+    const key = opts.key === undefined ? keys.private_key : opts.key;
+    if (key !== null) headers['X-API-Key'] = key;
+    let body: string | undefined;
+    if (opts.body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+    }
+    return fetch(`${running.url}${path}`, { method, headers, body });
+  };
+  const service: TestService = {
+    url: running.url,
+    keys,
+    dataDir,
+    running,
+    request,
+    json: async (method, path, opts) => {
+      const response = await request(method, path, opts);
+      const text = await response.text();
+      return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as never, headers: response.headers };
+    },
+    restart: async () => {
+      await running.close();
+      return open(dataDir, keys, options, removeDir);
+    },
+    close: async () => {
+      await running.close();
+      await removeDir();
+    },
+  };
+  return service;
+}
+
+export const newUuid = randomUUID;
