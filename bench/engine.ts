@@ -1,0 +1,204 @@
+// In-process benchmark of the segment step: events/s on one thread with 100 mixed cohorts and 10,000 users, the
+// per-event cost with long vs short history, and encoded state size. Seeded, fixed settings; JSON to stdout.
+// Run: npm run build && node dist/bench/engine.js
+
+import { loadavg } from 'node:os';
+import { pathToFileURL } from 'node:url';
+import { compilePlan, decodeState, encodeState, newUserState, segment, type EngineEvent, type Plan, type SegmentContext, type UserState } from '../engine/index.js';
+import { SampleGenerator } from '../engine/state/sample-cohorts.js';
+
+export interface EngineBenchOptions {
+  readonly seed: number;
+  readonly cohorts: number;
+  readonly users: number;
+  /** Events per user in each throughput run (one event per segment call, users interleaved). */
+  readonly eventsPerUser: number;
+  readonly runs: number;
+  readonly longHistory: number;
+  readonly shortHistory: number;
+  /** Users and repetitions of the history comparison (each repetition: 10 events per user from a restored state). */
+  readonly historyUsers: number;
+  readonly historyRepetitions: number;
+}
+
+export const DEFAULT_ENGINE_BENCH: EngineBenchOptions = {
+  seed: 42,
+  cohorts: 100,
+  users: 10_000,
+  eventsPerUser: 30,
+  runs: 3,
+  longHistory: 100_000,
+  shortHistory: 10,
+  historyUsers: 10,
+  historyRepetitions: 100,
+};
+
+export interface EngineBenchResult {
+  readonly settings: EngineBenchOptions;
+  readonly clauseKinds: Record<string, number>;
+  readonly slots: number;
+  /** Wall clock, median of the runs; target >= 300,000. */
+  readonly eventsPerSecond: number;
+  readonly eventsPerSecondRuns: number[];
+  /** The same runs measured in this process's CPU time (less sensitive to other load on the machine). */
+  readonly eventsPerCpuSecond: number;
+  /** 1-minute load average before / after the runs (the machine may be shared). */
+  readonly loadAverage: [number, number];
+  readonly nsPerEventShortHistory: number;
+  readonly nsPerEventLongHistory: number;
+  /** long / short; target <= 1.2. */
+  readonly historyCostRatio: number;
+  readonly stateBytesPerUser: number;
+  readonly stateBytesPerUserPerCohort: number;
+  readonly longHistoryStateBytes: number;
+}
+
+const EVENTS_PER_REPETITION = 10;
+
+export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): EngineBenchResult {
+  const settings = { ...DEFAULT_ENGINE_BENCH, ...overrides };
+  const gen = new SampleGenerator(settings.seed);
+  const cohorts = gen.cohorts(settings.cohorts);
+  const plan = compilePlan(cohorts, 1);
+  const clauseKinds: Record<string, number> = {};
+  for (const c of cohorts) for (const group of c.query.and) for (const clause of group.or) clauseKinds[clause.kind] = (clauseKinds[clause.kind] ?? 0) + 1;
+  const contexts = Array.from({ length: 64 }, () => gen.context());
+  const pool = gen.events(5_000);
+
+  // Throughput: steady state (every user already has state), one event per call, users interleaved (a partition
+  // owner's worst case for locality). The warm-up round creates the users; each run continues their streams.
+  const rounds = settings.eventsPerUser * (settings.runs + 1);
+  const streams = Array.from({ length: settings.users }, (_, user) => streamOf(pool, user * 7919, rounds, Date.UTC(2026, 0, 1) + user * 1000));
+  const states: UserState[] = Array.from({ length: settings.users }, () => newUserState());
+  const cpuRates: number[] = [];
+  const throughput = (run: number): number => {
+    const cpu = process.cpuUsage();
+    const start = process.hrtime.bigint();
+    for (let round = run * settings.eventsPerUser; round < (run + 1) * settings.eventsPerUser; round++) {
+      for (let user = 0; user < settings.users; user++) {
+        const event = (streams[user] as EngineEvent[])[round] as EngineEvent;
+        segment(plan, states[user] as UserState, [event], contexts[user % contexts.length] as SegmentContext);
+      }
+    }
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const used = process.cpuUsage(cpu);
+    cpuRates.push((settings.users * settings.eventsPerUser) / ((used.user + used.system) / 1e6));
+    return (settings.users * settings.eventsPerUser) / seconds;
+  };
+  const loadBefore = loadavg()[0] as number;
+  throughput(0); // warm-up: creates every user's state
+  cpuRates.length = 0;
+  const eventsPerSecondRuns = Array.from({ length: settings.runs }, (_, run) => throughput(run + 1));
+  const loadAfter = loadavg()[0] as number;
+  let bytes = 0;
+  for (const state of states) bytes += encodeState(state).length;
+  const stateBytesPerUser = bytes / states.length;
+
+  // History: the same work from states with short vs long history.
+  const short = historyCost(plan, pool, contexts, settings, settings.shortHistory);
+  const long = historyCost(plan, pool, contexts, settings, settings.longHistory);
+
+  return {
+    settings,
+    clauseKinds,
+    slots: plan.slotKeys.length,
+    eventsPerSecond: median(eventsPerSecondRuns),
+    eventsPerSecondRuns,
+    eventsPerCpuSecond: median(cpuRates),
+    loadAverage: [loadBefore, loadAfter],
+    nsPerEventShortHistory: short.nsPerEvent,
+    nsPerEventLongHistory: long.nsPerEvent,
+    historyCostRatio: long.nsPerEvent / short.nsPerEvent,
+    stateBytesPerUser,
+    stateBytesPerUserPerCohort: stateBytesPerUser / settings.cohorts,
+    longHistoryStateBytes: long.stateBytes,
+  };
+}
+
+/** A user's events: pool entries (shared properties) at offset `from`, with the pool's time gaps, from `start`. */
+function streamOf(pool: readonly EngineEvent[], from: number, count: number, start: number): EngineEvent[] {
+  const out: EngineEvent[] = [];
+  let t = start;
+  for (let i = 0; i < count; i++) {
+    const k = (from + i) % pool.length;
+    const event = pool[k] as EngineEvent;
+    const previous = pool[(k + pool.length - 1) % pool.length] as EngineEvent;
+    t += Math.max(-300_000, Math.min(event.time - previous.time, 7_200_000));
+    out.push({ ...event, time: t });
+  }
+  return out;
+}
+
+/** ns per event for EVENTS_PER_REPETITION events per user, from a state with `history` prior events, restored each time. */
+function historyCost(
+  plan: Plan,
+  pool: readonly EngineEvent[],
+  contexts: readonly SegmentContext[],
+  settings: EngineBenchOptions,
+  history: number,
+): { nsPerEvent: number; stateBytes: number } {
+  const users = settings.historyUsers;
+  const snapshots: Uint8Array[] = [];
+  const next: EngineEvent[][][] = [];
+  for (let user = 0; user < users; user++) {
+    // The history differs in length only; the measured events are the same for every history length.
+    const past = streamOf(pool, user * 104_729, history, Date.UTC(2026, 0, 1));
+    const ctx = contexts[user % contexts.length] as SegmentContext;
+    const state = newUserState();
+    for (let i = 0; i < history; i += 100) segment(plan, state, past.slice(i, i + 100), ctx);
+    snapshots.push(encodeState(state));
+    const resume = ((past[past.length - 1] as EngineEvent | undefined)?.time ?? Date.UTC(2026, 0, 1)) + 60_000;
+    const measured = streamOf(pool, 2_000 + user * 97, EVENTS_PER_REPETITION, resume);
+    next.push(Array.from({ length: settings.historyRepetitions }, () => measured));
+  }
+  let elapsed = 0n;
+  let events = 0;
+  for (let rep = -1; rep < settings.historyRepetitions; rep++) {
+    const states = snapshots.map((bytes) => decodeState(bytes));
+    // Bind outside the timed region (no events: nothing is evaluated).
+    states.forEach((state, user) => segment(plan, state, [], contexts[user % contexts.length] as SegmentContext));
+    const start = process.hrtime.bigint();
+    for (let i = 0; i < EVENTS_PER_REPETITION; i++) {
+      for (let user = 0; user < users; user++) {
+        const batch = (next[user] as EngineEvent[][])[Math.max(rep, 0)] as EngineEvent[];
+        segment(plan, states[user] as UserState, [batch[i] as EngineEvent], contexts[user % contexts.length] as SegmentContext);
+      }
+    }
+    if (rep >= 0) {
+      elapsed += process.hrtime.bigint() - start;
+      events += EVENTS_PER_REPETITION * users;
+    }
+  }
+  const stateBytes = snapshots.reduce((sum, bytes) => sum + bytes.length, 0) / snapshots.length;
+  return { nsPerEvent: Number(elapsed) / events, stateBytes };
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+function printTable(result: EngineBenchResult): void {
+  const rows: [string, string][] = [
+    ['cohorts / slots', `${result.settings.cohorts} / ${result.slots}`],
+    ['clause kinds', Object.entries(result.clauseKinds).map(([k, n]) => `${k} ${n}`).join(', ')],
+    ['events/s (median)', `${Math.round(result.eventsPerSecond).toLocaleString('en')} (runs: ${result.eventsPerSecondRuns.map((v) => Math.round(v).toLocaleString('en')).join(', ')})`],
+    ['events/CPU-second (median)', Math.round(result.eventsPerCpuSecond).toLocaleString('en')],
+    ['load average before / after', result.loadAverage.map((v) => v.toFixed(2)).join(' / ')],
+    [`ns/event, ${result.settings.shortHistory} prior events`, result.nsPerEventShortHistory.toFixed(0)],
+    [`ns/event, ${result.settings.longHistory.toLocaleString('en')} prior events`, result.nsPerEventLongHistory.toFixed(0)],
+    ['long / short ratio (target <= 1.2)', result.historyCostRatio.toFixed(2)],
+    ['state bytes per user', result.stateBytesPerUser.toFixed(0)],
+    ['state bytes per user per cohort', result.stateBytesPerUserPerCohort.toFixed(1)],
+    ['state bytes, long-history user', result.longHistoryStateBytes.toFixed(0)],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  process.stderr.write(`${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const result = runEngineBench();
+  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  printTable(result);
+}

@@ -1,0 +1,10 @@
+// The engine's public surface: validate queries, compile plans, and run users' events through the segment step.
+
+export { validateQuery, formatProblem } from './query/validate.js';
+export { findReferenceProblem } from './query/references.js';
+export * from './api.js';
+export * from './errors.js';
+export type * from './query/ast.js';
+export { compilePlan, Plan } from './plan/index.js';
+export { newUserState, segment, encodeState, decodeState, membershipsOf, missingSlots, adoptSlots, STATE_FORMAT } from './state/index.js';
+export type { UserState, SegmentResult } from './state/index.js';

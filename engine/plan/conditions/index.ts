@@ -1,0 +1,54 @@
+// Conditions compiled per family into value tests (D34, E15–E17); `compileWhere` applies them along property paths.
+
+import type { Condition, Where } from '../../query/ast.js';
+import { compilePath } from '../path.js';
+import { compileBooleanCondition } from './boolean.js';
+import { compileListCondition } from './list.js';
+import { compileListSummary } from './list-summary.js';
+import { compileDateCondition, compileNumberCondition } from './number.js';
+import { compileStringCondition } from './string.js';
+import type { ValueTest } from './types.js';
+
+export type { ValueTest } from './types.js';
+
+/** A test of one property value (undefined = missing) for any condition family. */
+export function compileCondition(cond: Condition): ValueTest {
+  switch (cond.family) {
+    case 'integer':
+    case 'float':
+      return compileNumberCondition(cond.comparison);
+    case 'date':
+      return compileDateCondition(cond.comparison);
+    case 'string':
+      return compileStringCondition(cond);
+    case 'list':
+      return compileListCondition(cond);
+    case 'list_summary':
+      return compileListSummary(cond, { condition: compileCondition, where: compileWhere });
+    case 'boolean':
+      return compileBooleanCondition(cond.value);
+  }
+}
+
+/**
+ * A test of an object (an event's properties, a list item, an import row's properties) against a `where`: paths are
+ * relative to that object (E15, E18). Compound forms are one level deep; `and` / `or` short-circuit in order.
+ */
+export function compileWhere(where: Where): ValueTest {
+  if (where.kind === 'predicate') {
+    const read = compilePath(where.path);
+    const test = compileCondition(where.condition);
+    return (obj) => test(read(obj));
+  }
+  const items = where.items.map((item) => compileWhere(item));
+  if (where.kind === 'and') {
+    return (obj) => {
+      for (let i = 0; i < items.length; i++) if (!(items[i] as ValueTest)(obj)) return false;
+      return true;
+    };
+  }
+  return (obj) => {
+    for (let i = 0; i < items.length; i++) if ((items[i] as ValueTest)(obj)) return true;
+    return false;
+  };
+}

@@ -1,0 +1,134 @@
+// The compiled plan: every enabled cohort of an organization as slots (shared by canonical key), clause tests in
+// conjunctive normal form, and the indexes the segment step walks. Immutable once built; reusable for any user.
+
+import type { SegmentContext } from '../api.js';
+import type { SlotDef, SlotStore } from '../state/slots/types.js';
+import type { ValueTest } from './conditions/index.js';
+
+/** One clause compiled: reads slot data (or the context) and answers whether the clause holds now. */
+export type ClauseTest = (u: SlotStore, ctx: SegmentContext) => boolean;
+
+/**
+ * A cohort in CNF over the plan's flattened clauses [start, end): group i is the clauses up to groupEnds[i]; every
+ * group must hold, a group holds when any of its clauses does.
+ */
+export interface CompiledCohort {
+  readonly code: number;
+  readonly start: number;
+  readonly end: number;
+  readonly groupEnds: Int32Array;
+  /** Has a clause reading the context (imported segments, connections rows): evaluated at every event. */
+  readonly volatile: boolean;
+}
+
+/** Slots that hear events of one name and share one `where` evaluation per event. */
+export interface FilterGroup {
+  /** The `where` test on the event's properties; undefined = every event of the name matches. */
+  readonly test: ValueTest | undefined;
+  readonly slots: Int32Array;
+}
+
+export interface PlanParts {
+  readonly version: number;
+  readonly slots: readonly SlotDef[];
+  readonly cohorts: readonly CompiledCohort[];
+  readonly clauseTests: readonly ClauseTest[];
+  readonly clauseCohort: Int32Array;
+  readonly clauseVolatile: Uint8Array;
+  readonly byEvent: ReadonlyMap<string, readonly FilterGroup[]>;
+  /** Per slot index: the clauses (indexes in `clauseTests`) that read the slot. */
+  readonly dependents: readonly Int32Array[];
+  /** Per cohort position: indexes of the transition slots hearing its entries / exits. */
+  readonly entered: readonly Int32Array[];
+  readonly exited: readonly Int32Array[];
+}
+
+export class Plan {
+  readonly version: number;
+  /** Cohort codes, ascending. */
+  readonly codes: readonly number[];
+  /** Canonical keys of the plan's slots (what `missingSlots` reports). */
+  readonly slotKeys: readonly string[];
+  /** @internal Slot definitions, placed in a user's numeric store (numCount numbers, objCount objects). */
+  readonly slots: readonly SlotDef[];
+  readonly numCount: number;
+  readonly objCount: number;
+  /** Where the timed slots' expiry bounds start in a user's numbers. */
+  readonly expiryBase: number;
+  /** @internal Cohorts in evaluation (dependency) order (E12). */
+  readonly cohorts: readonly CompiledCohort[];
+  /** @internal Positions in `cohorts`, by ascending code (E19 output order). */
+  readonly byCode: Int32Array;
+  /** @internal */
+  readonly positionOfCode: ReadonlyMap<number, number>;
+  /** @internal */
+  readonly slotIndexOfKey: ReadonlyMap<string, number>;
+  /** @internal Every clause, cohorts in evaluation order; the cohort position of each; context-reading ones. */
+  readonly clauseTests: readonly ClauseTest[];
+  readonly clauseCohort: Int32Array;
+  readonly clauseVolatile: Uint8Array;
+  /** @internal Event name -> the slot groups it can change. */
+  readonly byEvent: ReadonlyMap<string, readonly FilterGroup[]>;
+  /** @internal Slot indexes with run-change or time hooks. */
+  readonly sessionSlots: Int32Array;
+  readonly viewSlots: Int32Array;
+  readonly timedSlots: Int32Array;
+  /** @internal */
+  readonly dependents: readonly Int32Array[];
+  readonly entered: readonly Int32Array[];
+  readonly exited: readonly Int32Array[];
+  /** @internal Positions of cohorts evaluated at every event. */
+  readonly volatile: Uint8Array;
+
+  constructor(parts: PlanParts) {
+    this.version = parts.version;
+    this.slots = Object.freeze([...parts.slots]);
+    // A user's numbers: every slot's, then one expiry bound per timed slot.
+    let num = 0;
+    let obj = 0;
+    for (const slot of this.slots) {
+      num += slot.numWidth;
+      obj += slot.objWidth;
+    }
+    this.expiryBase = num;
+    let timed = 0;
+    num = 0;
+    obj = 0;
+    for (const slot of this.slots) {
+      slot.place(num, obj, slot.timed ? this.expiryBase + timed++ : -1);
+      num += slot.numWidth;
+      obj += slot.objWidth;
+    }
+    this.numCount = this.expiryBase + timed;
+    this.objCount = obj;
+    this.cohorts = Object.freeze([...parts.cohorts]);
+    this.clauseTests = Object.freeze([...parts.clauseTests]);
+    this.clauseCohort = parts.clauseCohort;
+    this.clauseVolatile = parts.clauseVolatile;
+    this.byEvent = parts.byEvent;
+    this.dependents = parts.dependents;
+    this.entered = parts.entered;
+    this.exited = parts.exited;
+    const positions = this.cohorts.map((cohort, position) => ({ code: cohort.code, position }));
+    positions.sort((a, b) => a.code - b.code);
+    this.byCode = Int32Array.from(positions.map((p) => p.position));
+    this.codes = Object.freeze(positions.map((p) => p.code));
+    this.positionOfCode = new Map(positions.map((p) => [p.code, p.position]));
+    this.slotKeys = Object.freeze(this.slots.map((slot) => slot.key));
+    this.slotIndexOfKey = new Map(this.slots.map((slot, index) => [slot.key, index]));
+    this.sessionSlots = indexesWhere(this.slots, (slot) => slot.resetsOnSession);
+    this.viewSlots = indexesWhere(this.slots, (slot) => slot.resetsOnView);
+    this.timedSlots = indexesWhere(this.slots, (slot) => slot.timed);
+    this.volatile = Uint8Array.from(this.cohorts.map((cohort) => (cohort.volatile ? 1 : 0)));
+    Object.freeze(this);
+  }
+
+}
+
+function indexesWhere(slots: readonly SlotDef[], keep: (slot: SlotDef) => boolean): Int32Array {
+  const out: number[] = [];
+  slots.forEach((slot, index) => {
+    if (keep(slot)) out.push(index);
+  });
+  return Int32Array.from(out);
+}

@@ -1,0 +1,50 @@
+// engaged_completion slots (E6, E8): the largest completion of matching engagement events in the current view run,
+// 0 when there is none. Numbers: [has, largest]; reset when the view run changes.
+
+import { areFlags } from './shape.js';
+import { BaseSlot, type Adoption, type SlotStore } from './types.js';
+import { ENGAGEMENT_EVENT } from './engaged-time.js';
+
+export class EngagedCompletionSlot extends BaseSlot {
+  readonly event = ENGAGEMENT_EVENT;
+
+  constructor(
+    readonly key: string,
+    readonly id: number,
+    readonly whereKey: string,
+  ) {
+    super();
+    this.resetsOnView = true;
+    this.numWidth = 2;
+  }
+
+  init(s: SlotStore): void {
+    s.nums[this.num] = 0;
+    s.nums[this.num + 1] = 0;
+  }
+
+  protected check(s: SlotStore): Adoption {
+    return areFlags(s.nums, this.num, 1) && !Number.isNaN(s.nums[this.num + 1] as number) ? 'current' : 'invalid';
+  }
+
+  onEvent(s: SlotStore, matched: boolean): boolean {
+    const c = s.engagedCompletion;
+    if (!matched || Number.isNaN(c)) return false;
+    const nums = s.nums;
+    if (nums[this.num] === 1 && c <= (nums[this.num + 1] as number)) return false;
+    nums[this.num] = 1;
+    nums[this.num + 1] = c;
+    return true;
+  }
+
+  onViewStart(s: SlotStore): boolean {
+    if (s.nums[this.num] === 0) return false;
+    s.nums[this.num] = 0;
+    s.nums[this.num + 1] = 0;
+    return true;
+  }
+
+  value(s: SlotStore): number {
+    return s.nums[this.num] === 1 ? (s.nums[this.num + 1] as number) : 0;
+  }
+}

@@ -1,0 +1,130 @@
+// A user's state: session/view trackers (E1–E3), slot data keyed by slot id, current memberships, and which slots
+// were created after the user already had history (to be backfilled). Bound lazily to one plan at a time.
+
+import type { Plan } from '../plan/plan.js';
+import type { SlotStore } from './slots/types.js';
+
+/** View key kinds (E3): no view yet, a derived key (a Pageview without view_id), or a given `view_id`. */
+export const VIEW_NONE = 0;
+export const VIEW_DERIVED = 1;
+export const VIEW_GIVEN = 2;
+
+export class UserState implements SlotStore {
+  /** Events processed so far. */
+  count = 0;
+  /** Effective time of the latest event (E1). */
+  time = 0;
+  /** Scratch while segmenting: previous effective time, ordinal of the current event, engagement figures (E6). */
+  prevTime = 0;
+  index = 0;
+  engagedSeconds = 0;
+  engagedCompletion = Number.NaN;
+  /** E2: the current session key; null = a derived key (never equal to a given `session_id`). */
+  sessionKey: string | null = null;
+  sessionStartIndex = 0;
+  sessionStartTime = 0;
+  /** E3: the current view key. */
+  viewKind = VIEW_NONE;
+  viewKey: string | null = null;
+  viewStartIndex = 0;
+  viewStartTime = 0;
+
+  /** The plan the slot data and membership flags are aligned with, if bound. */
+  plan: Plan | undefined = undefined;
+  /** Bound: every slot's numbers at its offset (one contiguous array per user), and its ring objects. */
+  nums: Float64Array = new Float64Array(0);
+  objs: unknown[] = [];
+  /**
+   * Bound: membership by plan cohort position [0, cohorts), then each clause's last result from `cohorts` on (not
+   * encoded: recomputed at the first event after binding).
+   */
+  flags: Uint8Array = new Uint8Array(0);
+  /** Unbound (decoded, not yet used): encoded slot tuples by slot id, and member codes. */
+  stored: Map<number, unknown> = new Map();
+  storedMembers: number[] = [];
+  /** Ids of slots created empty (or from a smaller ring) after the user had history: not up to date. */
+  fresh: Set<number> = new Set();
+  /** Earliest effective time any timed slot can change; -Infinity = unknown (not encoded). */
+  nextExpiry = Number.NEGATIVE_INFINITY;
+  /** Evaluate every cohort at the next event (first event, or a new binding). */
+  evaluateAll = true;
+  /** Sorted member codes while bound, rebuilt after a transition (undefined = stale). */
+  membershipList: number[] | undefined = undefined;
+}
+
+export function newUserState(): UserState {
+  return new UserState();
+}
+
+/** Sorted codes of the cohorts the user is in. */
+export function membershipsOf(state: UserState): number[] {
+  const plan = state.plan;
+  if (plan === undefined) return [...state.storedMembers].sort((a, b) => a - b);
+  if (state.membershipList !== undefined) return state.membershipList.slice();
+  const out: number[] = [];
+  const byCode = plan.byCode;
+  const member = state.flags;
+  for (let i = 0; i < byCode.length; i++) {
+    const position = byCode[i] as number;
+    if (member[position] === 1) out.push(plan.codes[i] as number);
+  }
+  state.membershipList = out;
+  return out.slice();
+}
+
+/** Keeps the cached sorted member list in step with one transition (no rebuild over every cohort). */
+export function noteTransition(state: UserState, code: number, entered: boolean): void {
+  const list = state.membershipList;
+  if (list === undefined) return;
+  let i = 0;
+  while (i < list.length && (list[i] as number) < code) i++;
+  if (entered) {
+    if (list[i] !== code) list.splice(i, 0, code);
+  } else if (list[i] === code) {
+    list.splice(i, 1);
+  }
+}
+
+/** Encoded slot tuples by slot id, whatever the binding (bound tuples share the state's ring objects). */
+export function slotTuplesById(state: UserState): Map<number, unknown> {
+  const plan = state.plan;
+  if (plan === undefined) return new Map(state.stored);
+  return new Map(plan.slots.map((slot) => [slot.id, slot.encode(state)]));
+}
+
+/**
+ * Aligns the state with `plan`: slots found by id are adopted (checked, rings upgraded), missing ones start empty,
+ * slots the plan does not have are dropped, memberships of cohorts the plan lacks are dropped.
+ */
+export function bindState(state: UserState, plan: Plan): void {
+  if (state.plan === plan) return;
+  const tuples = slotTuplesById(state);
+  const members = membershipsOf(state);
+  const fresh = new Set<number>();
+  const hasHistory = state.count > 0;
+  state.nums = new Float64Array(plan.numCount);
+  state.objs = new Array<unknown>(plan.objCount).fill(undefined);
+  for (const slot of plan.slots) {
+    const tuple = tuples.get(slot.id);
+    const adoption = tuple === undefined ? 'invalid' : slot.adopt(tuple, state);
+    if (adoption === 'invalid') {
+      slot.init(state);
+      if (hasHistory) fresh.add(slot.id);
+    } else if (adoption === 'stale' || state.fresh.has(slot.id)) {
+      fresh.add(slot.id);
+    }
+  }
+  state.flags = new Uint8Array(plan.cohorts.length + plan.clauseTests.length);
+  for (const code of members) {
+    const position = plan.positionOfCode.get(code);
+    if (position !== undefined) state.flags[position] = 1;
+  }
+  state.fresh = fresh;
+  state.stored = new Map();
+  state.storedMembers = [];
+  state.plan = plan;
+  state.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
+  state.nextExpiry = Number.NEGATIVE_INFINITY;
+  state.evaluateAll = true;
+  state.membershipList = undefined;
+}
