@@ -5,6 +5,11 @@ import { Command, CommanderError } from 'commander';
 import { CliError, type CliIo } from './io.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerServeCommand } from './commands/serve.js';
+import { registerEvalCommand } from './commands/eval.js';
+import { registerWorkspacesCommand } from './commands/workspaces.js';
+import { registerKeysCommand } from './commands/keys.js';
+import { registerCohortsCommand } from './commands/cohorts.js';
+import { registerImportsCommand } from './commands/imports/index.js';
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('audience')
@@ -16,6 +21,11 @@ export function buildProgram(io: CliIo): Command {
   configureForIo(program, io);
   registerInitCommand(program, io);
   registerServeCommand(program, io);
+  registerEvalCommand(program, io);
+  registerWorkspacesCommand(program, io);
+  registerKeysCommand(program, io);
+  registerCohortsCommand(program, io);
+  registerImportsCommand(program, io);
   return program;
 }
 

@@ -53,6 +53,16 @@ describe('audience eval', () => {
     expect(lines).toEqual([{ transition: 'entered', time: '2026-01-01T00:04:00.000Z', event: 4 }, { member: true }]);
   });
 
+  it('honours --json when the program declares it globally too (operations.md global options)', async () => {
+    for (const args of [['--json', 'eval'], ['eval', '--json']]) {
+      const io = fakeIo({ 'q.json': FIVE_VIEWS, 'e.ndjson': ndjson(pageviews(5)) });
+      const program = new Command('audience').exitOverride().option('--json');
+      registerEvalCommand(program, io);
+      await program.parseAsync([...args, '--query', 'q.json', '--events', 'e.ndjson'], { from: 'user' });
+      expect(JSON.parse(io.out.join('').trim().split('\n').at(-1) ?? '')).toEqual({ member: true });
+    }
+  });
+
   it('reports an exit caused by an unrelated event when a window passes (E5), in text form', async () => {
     const query = JSON.stringify({ event: 'Click', during: { the_last: { value: 1, unit: 'minutes' } } });
     const events = ndjson([
