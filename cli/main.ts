@@ -15,7 +15,8 @@ export function buildProgram(io: CliIo): Command {
   const program = new Command('audience')
     .description('Real-time audience data platform: serve the API, administer it, evaluate queries offline.')
     .option('--url <url>', 'server address (env AUDIENCE_URL)', io.env['AUDIENCE_URL'] ?? 'http://127.0.0.1:8080')
-    .option('--key <key>', 'API key (env AUDIENCE_KEY)', io.env['AUDIENCE_KEY'])
+    // No default from the environment here: commander prints defaults in --help, and the key is a secret.
+    .option('--key <key>', 'API key (env AUDIENCE_KEY)')
     .option('--json', 'machine-readable output')
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data\n  $ audience init --data ./data --json');
   configureForIo(program, io);

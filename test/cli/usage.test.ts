@@ -31,6 +31,14 @@ describe('CLI usage errors', () => {
     expect(io.stdoutText()).toContain('Example');
   });
 
+  it('never prints the API key from the environment in help', async () => {
+    const secret = '0b9d6f3e-1a2b-4c3d-8e4f-5a6b7c8d9e0f';
+    const io = captureIo({ env: { AUDIENCE_KEY: secret } });
+    expect(await runCli(['--help'], io)).toBe(0);
+    expect(await runCli(['cohorts', 'list', '--help'], io)).toBe(0);
+    expect(io.stdoutText() + io.stderrText()).not.toContain(secret);
+  });
+
   it('exits 0 on a subcommand --help', async () => {
     const io = captureIo();
     expect(await runCli(['serve', '--help'], io)).toBe(0);

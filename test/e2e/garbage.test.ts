@@ -118,11 +118,11 @@ function mutate(rng: Rng, value: unknown, depth = 0): unknown {
   return copy;
 }
 
-function garbageBody(rng: Rng): string | Buffer {
+function garbageBody(rng: Rng): string | Uint8Array<ArrayBuffer> {
   const kind = rng.int(0, 6);
   const shape = SHAPES[rng.int(0, SHAPES.length - 1)];
   switch (kind) {
-    case 0: return Buffer.from(Array.from({ length: rng.int(1, 400) }, () => rng.int(0, 255)));
+    case 0: return new Uint8Array(Array.from({ length: rng.int(1, 400) }, () => rng.int(0, 255)));
     case 1: {
       const text = JSON.stringify(shape);
       return text.slice(0, rng.int(1, text.length - 1));
