@@ -6,7 +6,7 @@ import { alreadyExists, badBody, notFound } from '../../errors.js';
 import { BoundedCache } from './cache.js';
 import type { AliasPointer, UserAliasEntry, UserRecord } from './keys.js';
 import { aliasKey, parseUserAliasKey, userAliasKey, userAliasRange, userKey } from './keys.js';
-import { KeyedQueue } from './queue.js';
+import { KeyedQueue } from '../keyed-queue.js';
 import { aliasUserId, isUuid } from './uuid.js';
 import type { AliasBody, AliasInput } from './validate.js';
 import { requireUuid } from './validate.js';

@@ -14,7 +14,7 @@ import { decodePageToken, encodePageToken } from './page-token.js';
 import { importCodeKey, importKey, importsScan, segmentCodesScan, segmentCountKey, segmentKey } from './keys.js';
 import { applyMembers, removeSegmentMembers } from './members.js';
 import { validateMembersBody } from './members-body.js';
-import { KeyedMutex } from './mutex.js';
+import { KeyedQueue } from '../keyed-queue.js';
 import { validateRows } from './row-body.js';
 import { writeRows } from './rows.js';
 import type { ResolvedRow } from './rows.js';
@@ -56,7 +56,7 @@ const MAX_PAGE_SIZE = 1000;
 export class Imports {
   private readonly newId: () => string;
   private readonly now: () => number;
-  private readonly mutex = new KeyedMutex();
+  private readonly mutex = new KeyedQueue();
   private readonly contexts: ContextCache;
   /** Imports never change once created (D25 has no update), so found records are kept. */
   private readonly importCache = new Map<string, ImportRecord>();

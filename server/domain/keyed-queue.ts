@@ -1,5 +1,5 @@
-// Per-key serialisation (D28 concurrency): tasks with the same key (an organization) run one after another, in the
-// order they were queued, so that read-decide-write sequences on aliases never interleave. In-process only.
+// Per-key serialisation: tasks with the same key run one after another in the order they were queued, so that
+// read-decide-write sequences (aliases of an organization, D28; codes and members of an import) never interleave.
 
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<void>>();
