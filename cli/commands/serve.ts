@@ -11,10 +11,11 @@ interface ServeOptions {
   data: string;
   port: string;
   host: string;
-  threads?: string;
+  threads: string;
   tlsCert?: string;
   tlsKey?: string;
   trustProxy?: boolean;
+  fsync?: boolean;
   docsUrl?: string;
   bodyLimit: string;
 }
@@ -26,17 +27,18 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .requiredOption('--data <dir>', 'data directory')
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8080')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--threads <n>', 'worker threads for the engine')
+    .option('--threads <n>', 'engine worker threads (piscina); 0 evaluates cohorts in the main thread', '1')
     .option('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key')
     .option('--tls-key <file>', 'TLS private key (PEM)')
     .option('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)')
+    .option('--fsync', 'fsync every group commit: acknowledged writes survive power loss, not only a crash')
     .option('--docs-url <url>', 'base address of the error documentation pages')
     .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
       const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
-      const threads = options.threads === undefined ? undefined : parseInteger(options.threads, '--threads', 1, 256);
+      const threads = parseInteger(options.threads, '--threads', 0, 256);
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
 
       const created = await initialiseDataDir(options.data, 'Default organization');
@@ -49,6 +51,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         bodyLimit,
         threads,
         trustProxy: Boolean(options.trustProxy),
+        fsync: Boolean(options.fsync),
         docsUrl: options.docsUrl,
         tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
         log: (line) => io.stderr(line + '\n'),
