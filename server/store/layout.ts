@@ -22,10 +22,13 @@
 //              e!{org}!{user}!{seq}                       per-user event index (arrival order)
 //              et!{org}!{user}!{time}!{seq}               per-user time index for reads (D29); time: events/keys.ts timePart
 //              ei!{org}!{user}!{eventId}                  client event id -> seq (idempotent retries, D29)
-//              s!{org}!{user}                             user engine state snapshot, stamped with its log seq
-//              sp!{partition}                             partition checkpoint: log seq covered by snapshots
-//              sz!{org}!{code}!{partition}                live audience size of a cohort within one partition (D19;
-//                                                         the size is the sum over partitions; server/ingest/sizes.ts)
+//              s!{org}!{user}                             user engine state snapshot {state, count, mark}, stamped with
+//                                                         its log seq; mark = plan version caught up to (server/backfill)
+//              sz!{org}!{code}!{partition}                [generation, count]: live audience size of a cohort within one
+//                                                         partition (D19; the sum over partitions; server/ingest/sizes.ts)
+// backfill     bf!{org}                                   sweep cursor of an organization (resumable, server/backfill)
+//              om!{org}!{code}!{user}                     member of an offline cohort (D20)
+//              oc!{org}!{code}                            last computed result of an offline cohort (size, time)
 // schemas      sc!{org}!{eventName}                       inferred schema of an event name (D30)
 // imports      i!{org}!{importId}                         import record
 //              ic!{org}!{code}                            import code -> import id

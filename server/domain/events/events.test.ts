@@ -1,16 +1,15 @@
 // Events storage (D29, ARCHITECTURE "The ingest path"): batch builders, reads by time with from/to and the 1000 cap,
-// replay in arrival order, safe-retry ids, the partition log, snapshots and checkpoints, partitioning.
+// replay in arrival order, safe-retry ids, the partition log, snapshots, partitioning.
 
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/contract.js';
 import { MemoryStore } from '../../store/memory.js';
-import { checkpointOps, eventOps, snapshotOps, transitionOps } from './ops.js';
+import { eventOps, snapshotOps, transitionOps } from './ops.js';
 import { partitionOf } from './keys.js';
 import {
   findByClientId,
   hasEvents,
   lastSeq,
-  readCheckpoint,
   readPartitionLog,
   readSnapshot,
   readUserEvents,
@@ -203,13 +202,11 @@ describe('partition log (recovery)', () => {
   });
 });
 
-describe('snapshots and checkpoints', () => {
-  it('round-trip a user state stamped with its sequence, and a partition checkpoint', async () => {
+describe('snapshots', () => {
+  it('round-trip a user state stamped with its sequence; a later snapshot replaces it', async () => {
     expect(await readSnapshot(store, ORG, U1)).toBeUndefined();
-    expect(await readCheckpoint(store, 3)).toBe(0);
-    await store.batch([...snapshotOps(ORG, U1, 42, { slots: [1, 2] }), ...checkpointOps(3, 40)]);
+    await store.batch(snapshotOps(ORG, U1, 42, { slots: [1, 2] }));
     expect(await readSnapshot(store, ORG, U1)).toEqual({ seq: 42, state: { slots: [1, 2] } });
-    expect(await readCheckpoint(store, 3)).toBe(40);
     await store.batch(snapshotOps(ORG, U1, 50, { slots: [3] }));
     expect(await readSnapshot(store, ORG, U1)).toEqual({ seq: 50, state: { slots: [3] } });
   });

@@ -5,14 +5,13 @@ export type { EventRecord, LogEntry, LoggedTransition, StoredEvent } from './rec
 export { toEngineEvent, toWireRecord } from './record.js';
 export { partitionOf, timePart } from './keys.js';
 export type { EventEntry, Snapshot } from './ops.js';
-export { checkpointOps, eventOps, snapshotOps, toStoredEvent, transitionOps } from './ops.js';
+export { eventOps, snapshotOps, toStoredEvent, transitionOps } from './ops.js';
 export type { EventReadOptions, LogRecord } from './read.js';
 export {
   MAX_EVENTS_PER_READ,
   findByClientId,
   hasEvents,
   lastSeq,
-  readCheckpoint,
   readPartitionLog,
   readSnapshot,
   readUserEvents,

@@ -23,7 +23,6 @@ export const timeIndexPrefix = (org: string, user: string): string => scanPrefix
 export const clientIdKey = (org: string, user: string, eventId: string): string =>
   key('ei', org, user, keyPart(eventId));
 export const snapshotKey = (org: string, user: string): string => key('s', org, user);
-export const checkpointKey = (partition: number): string => key('sp', seqPart(partition));
 
 /** The exclusive upper bound of a scan prefix ending in '!': the same prefix ending in '"', the next character.
  * It bounds the prefix in UTF-16 and UTF-8 byte order alike. */

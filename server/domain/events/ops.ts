@@ -3,7 +3,6 @@
 
 import type { BatchOp } from '../../store/contract.js';
 import {
-  checkpointKey,
   clientIdKey,
   logKey,
   snapshotKey,
@@ -69,9 +68,4 @@ export function transitionOps<T = LoggedTransition>(
 export function snapshotOps<S>(org: string, user: string, seq: number, state: S): BatchOp[] {
   const snapshot: Snapshot<S> = { seq, state };
   return [{ type: 'put', key: snapshotKey(org, user), value: snapshot }];
-}
-
-/** The partition checkpoint `sp!`: every user's snapshot covers the log up to `seq`; recovery replays after it. */
-export function checkpointOps(partition: number, seq: number): BatchOp[] {
-  return [{ type: 'put', key: checkpointKey(partition), value: seq }];
 }

@@ -3,7 +3,6 @@
 
 import type { Store } from '../../store/contract.js';
 import {
-  checkpointKey,
   clientIdKey,
   logKey,
   logPrefix,
@@ -112,7 +111,3 @@ export async function readSnapshot<S = unknown>(store: Store, org: string, user:
   return store.get<Snapshot<S>>(snapshotKey(org, user));
 }
 
-/** The partition's checkpoint sequence, 0 when none was written. */
-export async function readCheckpoint(store: Store, partition: number): Promise<number> {
-  return (await store.get<number>(checkpointKey(partition))) ?? 0;
-}

@@ -1,4 +1,4 @@
-// A restart over LevelDB: identity, events (log, indexes, ids, snapshots, checkpoints) and schemas written through
+// A restart over LevelDB: identity, events (log, indexes, ids, snapshots) and schemas written through
 // the domain areas are read back whole after the store is closed and reopened by fresh instances.
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -10,11 +10,10 @@ import { openLevelStore } from '../../store/level.js';
 import { Identity } from '../identity/identity.js';
 import { sequentialIds } from '../identity/testing.js';
 import { SchemaRegistry } from '../schemas/registry.js';
-import { checkpointOps, eventOps, snapshotOps } from './ops.js';
+import { eventOps, snapshotOps } from './ops.js';
 import {
   findByClientId,
   lastSeq,
-  readCheckpoint,
   readPartitionLog,
   readSnapshot,
   readUserEvents,
@@ -85,7 +84,7 @@ describe('restart over LevelDB', () => {
       written.push(record);
     }
     const home = partitionOf(ORG, anonymous, PARTITIONS);
-    await store.batch([...snapshotOps(ORG, anonymous, 2, { memberships: [1] }), ...checkpointOps(home, 2)]);
+    await store.batch(snapshotOps(ORG, anonymous, 2, { memberships: [1] }));
     const newcomer = written[2]?.user_id as string;
     await store.close();
 
@@ -113,7 +112,6 @@ describe('restart over LevelDB', () => {
         Array.from({ length: (seqs.get(home) ?? 0) - 2 }, (_, i) => i + 3),
       );
       expect(await readSnapshot(reopened, ORG, anonymous)).toEqual({ seq: 2, state: { memberships: [1] } });
-      expect(await readCheckpoint(reopened, home)).toBe(2);
 
       const registry = new SchemaRegistry(reopened);
       expect(await registry.get(ORG, 'Pageview')).toEqual({
