@@ -23,6 +23,8 @@ export interface ServiceOptions {
   tls?: { certFile: string; keyFile: string };
   fsync?: boolean;
   log?: (line: string) => void;
+  /** Minutes between scheduled computations of offline cohorts (D20; `audience serve --offline-every`); default 60. */
+  offlineEveryMinutes?: number;
   /** Tests fix the clock and ids; a served instance uses the wall clock and random UUIDs. */
   clock?: Clock;
   newId?: () => string;
@@ -47,6 +49,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       clock: options.clock,
       newId: options.newId,
       log: options.log,
+      offlineEveryMinutes: options.offlineEveryMinutes ?? 60,
     });
     const http = createHttpServer({
       host: options.host,
@@ -67,7 +70,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     try {
       listening = await http.listen();
     } catch (error) {
+      services.backfill.stop();
       await services.pipeline.close();
+      await services.backfill.closed();
       throw error;
     }
     let closing: Promise<void> | undefined;
@@ -79,7 +84,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           await http.close();
           // Stateless calls publish their events after replying (D24): let those land before the pipeline stops.
           await segmentationPublished();
+          // Sweeps and offline computations stop between batches (a sweep resumes from its cursor at the next start).
+          services.backfill.stop();
           await services.pipeline.close();
+          await services.backfill.closed();
           await store.close();
         })()),
     };

@@ -9,7 +9,8 @@ import { Identity } from './domain/identity/index.js';
 import { SchemaRegistry } from './domain/schemas/index.js';
 import { Imports } from './domain/imports/index.js';
 import type { IngestPipeline } from './ingest/types.js';
-import { openIngestPipeline } from './ingest/index.js';
+import { openIngestPipeline, type IngestOptions } from './ingest/index.js';
+import { Backfill } from './backfill/index.js';
 
 export interface Clock {
   /** Wall-clock time; injected so tests can fix it. */
@@ -24,6 +25,8 @@ export interface Services {
   readonly schemas: SchemaRegistry;
   readonly imports: Imports;
   readonly pipeline: IngestPipeline;
+  /** Cohort changes applied to history: sweeps, offline cohorts (D19, D20). Stop it before closing the pipeline. */
+  readonly backfill: Backfill;
   readonly clock: Clock;
   readonly newId: () => string;
 }
@@ -36,6 +39,14 @@ export interface ServicesOptions {
   readonly clock?: Clock;
   readonly newId?: () => string;
   readonly log?: (line: string) => void;
+  /** Minutes between scheduled computations of offline cohorts (D20); 0 or absent: never. */
+  readonly offlineEveryMinutes?: number;
+  /** Tuning of the pipeline's partitions and catch-ups, and of the sweep's batches (tests and benchmarks). */
+  /** Called after each batch of a sweep is durable (tests: stop a service in the middle of a sweep). */
+  readonly onSwept?: (org: string, usersDone: number) => void;
+  readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk'> & {
+    readonly sweepBatch?: number;
+  };
 }
 
 export async function openServices(store: Store, options: ServicesOptions = {}): Promise<Services> {
@@ -62,10 +73,22 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
       planFor: (org) => ({
         version: cohorts.planVersion(org),
         cohorts: cohorts.enabledRealTime(org).map((cohort) => ({ code: cohort.code, query: cohort.ast as never })),
+        generations: cohorts.generationsOf(org),
       }),
     },
     contexts: { contextFor: (org, user) => imports.contextFor(org, user) },
     log: options.log,
+    ...options.tuning,
   });
-  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, clock, newId };
+  const backfill = await Backfill.open({
+    store,
+    pipeline,
+    cohorts,
+    now: () => clock.now(),
+    log: options.log,
+    offlineEveryMinutes: options.offlineEveryMinutes,
+    sweepBatch: options.tuning?.sweepBatch,
+    onSwept: options.onSwept,
+  });
+  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, clock, newId };
 }

@@ -18,6 +18,7 @@ interface ServeOptions {
   fsync?: boolean;
   docsUrl?: string;
   bodyLimit: string;
+  offlineEvery: string;
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -34,6 +35,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--fsync', 'fsync every group commit: acknowledged writes survive power loss, not only a crash')
     .option('--docs-url <url>', 'base address of the error documentation pages')
     .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
+    .option('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60')
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
@@ -55,6 +57,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         docsUrl: options.docsUrl,
         tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
         log: (line) => io.stderr(line + '\n'),
+        offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
       });
       io.stdout(`listening on ${service.url}\n`);
       await waitForStopSignal();

@@ -3,3 +3,5 @@
 export type { AppendRequest, AppendResult, ContextSource, IngestPipeline, NewEvent, PlanSource } from './types.js';
 export { DEFAULT_PARTITIONS, Pipeline, openIngestPipeline, type IngestOptions } from './pipeline.js';
 export { workerFilename } from './executor.js';
+export type { PlanInfo } from './plan-info.js';
+export type { ReplayPlan, ReplayedUser } from './history.js';

@@ -1,5 +1,7 @@
-// A partition's lane: its FIFO of queued items (appends, re-evaluations, reads), the next log sequence, the
-// snapshots waiting to be written with its next batch, and whether a tick is running (at most one at a time).
+// A partition's lane: its FIFO of queued items (appends, re-evaluations, reads), the background catch-ups of a
+// backfill sweep (a few per tick, after the live items), the users parked while their long history is replayed off
+// the lane (server/backfill/README.md), the next log sequence, the snapshots waiting to be written with its next batch, and
+// whether a tick is running (at most one at a time).
 
 import type { AppendRequest, AppendResult } from './types.js';
 
@@ -28,7 +30,34 @@ export interface ReadItem {
   readonly reject: (error: unknown) => void;
 }
 
-export type LaneItem = AppendItem | EvaluateItem | ReadItem;
+/** A backfill sweep's request: bring the user up to date with the plan (server/backfill/README.md); nothing else. */
+export interface CatchUpItem {
+  readonly kind: 'catchup';
+  readonly org: string;
+  readonly user: string;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+/** A parked user's history replayed off the lane: `source` has seen the user's events up to `seq` under `version`. */
+export interface AdoptItem {
+  readonly kind: 'adopt';
+  readonly org: string;
+  readonly user: string;
+  readonly source: Uint8Array;
+  readonly seq: number;
+  readonly version: number;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export type LaneItem = AppendItem | EvaluateItem | ReadItem | CatchUpItem | AdoptItem;
+
+/** A user whose items wait while its history is replayed off the lane; items arriving meanwhile join them. */
+export interface ParkedUser {
+  readonly items: LaneItem[];
+  weight: number;
+}
 
 export function orgOf(item: LaneItem): string {
   return item.kind === 'append' ? item.request.org : item.org;
@@ -44,12 +73,18 @@ export interface PendingSnapshot {
   readonly user: string;
   readonly seq: number;
   readonly bytes: Uint8Array;
+  readonly count: number;
+  readonly mark: number;
 }
 
 export class Lane {
   queue: LaneItem[] = [];
   /** Events (and other items, one each) in the queue: the backpressure measure. */
   queued = 0;
+  /** Backfill catch-ups, taken a few per tick after the live items (they never delay live work by more). */
+  background: CatchUpItem[] = [];
+  /** Users whose long history is being replayed off the lane, by userKey. */
+  readonly parked = new Map<string, ParkedUser>();
   running = false;
   kicked = false;
   /** Pending snapshots are waiting and no tick is coming for other reasons. */
@@ -64,7 +99,14 @@ export class Lane {
   ) {}
 
   get idle(): boolean {
-    return !this.running && !this.kicked && this.queue.length === 0;
+    return !this.running && !this.kicked && this.queue.length === 0 && this.background.length === 0 && this.parked.size === 0;
+  }
+
+  /** Weight of the queued and parked items (the backpressure measure). */
+  get load(): number {
+    let parked = 0;
+    for (const user of this.parked.values()) parked += user.weight;
+    return this.queued + parked;
   }
 
   /** Resolves once nothing is queued or running. */

@@ -1,12 +1,14 @@
-// The reads a tick makes before computing: which events are retries of stored ones (D29 safe retries), and the
-// state of each user not in the cache: a pending snapshot, or the stored snapshot plus the user's later events
-// (lazy recovery: a snapshot and the events after its sequence give the exact state; nothing global is replayed).
+// The reads a tick makes before computing: which events are retries of stored ones (D29 safe retries), the state
+// of each user not in the cache: a pending snapshot, or the stored snapshot plus the user's later events (lazy
+// recovery: a snapshot and the events after its sequence give the exact state; nothing global is replayed), and
+// bounded chunks of a user's history (backfill replays, server/backfill/README.md).
 
 import type { EngineEvent } from '../../engine/api.js';
-import type { Store } from '../store/contract.js';
-import { readSnapshot, replayUserEvents, toEngineEvent } from '../domain/events/index.js';
+import { decodeState } from '../../engine/index.js';
+import type { BatchOp, Store } from '../store/contract.js';
+import { readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../domain/events/index.js';
 import type { StoredEvent } from '../domain/events/index.js';
-import { clientIdKey, userEventKey } from '../domain/events/keys.js';
+import { clientIdKey, prefixUpperBound, userEventKey, userEventPrefix } from '../domain/events/keys.js';
 
 /** The stored records of event ids already appended for their user, by `clientIdKey(org, user, id)`. */
 export async function findStoredIds(
@@ -31,17 +33,38 @@ export async function findStoredIds(
   return found;
 }
 
+/**
+ * A snapshot's stored state: the encoded engine state, the events it has seen and the plan version it was last
+ * caught up with (server/backfill/README.md). Snapshots written before backfill hold the bare bytes (mark 0).
+ */
+export interface UserSnapshot {
+  readonly state: Uint8Array;
+  readonly count: number;
+  readonly mark: number;
+}
+
+/** The snapshot `s!` of a user's state. */
+export function userSnapshotOps(org: string, user: string, seq: number, bytes: Uint8Array, count: number, mark: number): BatchOp[] {
+  const snapshot: UserSnapshot = { state: bytes, count, mark };
+  return snapshotOps(org, user, seq, snapshot);
+}
+
 export interface LoadedState {
   readonly bytes: Uint8Array | null;
   /** The log sequence the state covers once `replay` has run. */
   readonly seq: number;
   /** Stored events after the snapshot, in arrival order (E1). */
   readonly replay: readonly EngineEvent[];
+  /** Events the state has seen once `replay` has run. */
+  readonly count: number;
+  /** The snapshot's mark (0 without one). */
+  readonly mark: number;
+  readonly snapshotted: boolean;
 }
 
 /** A user's snapshot (`s!`, encoded engine state) and the events stored after its sequence. */
 export async function loadStoredState(store: Store, org: string, user: string): Promise<LoadedState> {
-  const snapshot = await readSnapshot<Uint8Array>(store, org, user);
+  const snapshot = await readSnapshot<UserSnapshot | Uint8Array>(store, org, user);
   const afterSeq = snapshot?.seq ?? 0;
   const replay: EngineEvent[] = [];
   let seq = afterSeq;
@@ -49,7 +72,41 @@ export async function loadStoredState(store: Store, org: string, user: string): 
     replay.push(toEngineEvent(event));
     seq = event.seq;
   }
-  return { bytes: snapshot === undefined ? null : toBytes(snapshot.state), seq, replay };
+  if (snapshot === undefined) return { bytes: null, seq, replay, count: replay.length, mark: 0, snapshotted: false };
+  const stored = snapshot.state;
+  if (stored instanceof Uint8Array) {
+    const bytes = toBytes(stored);
+    return { bytes, seq, replay, count: decodeState(bytes).count + replay.length, mark: 0, snapshotted: true };
+  }
+  return { bytes: toBytes(stored.state), seq, replay, count: stored.count + replay.length, mark: stored.mark, snapshotted: true };
+}
+
+export interface HistoryChunk {
+  readonly events: EngineEvent[];
+  /** The sequence of the last event read (`afterSeq` when none). */
+  readonly lastSeq: number;
+  /** Fewer than `limit` events were left: the chunk ends the history (up to `untilSeq`). */
+  readonly done: boolean;
+}
+
+/** At most `limit` of a user's stored events after `afterSeq` (and at or before `untilSeq`), in arrival order. */
+export async function readHistoryChunk(
+  store: Store,
+  org: string,
+  user: string,
+  afterSeq: number,
+  limit: number,
+  untilSeq = Number.MAX_SAFE_INTEGER,
+): Promise<HistoryChunk> {
+  const prefix = userEventPrefix(org, user);
+  const upper = untilSeq >= Number.MAX_SAFE_INTEGER ? prefixUpperBound(prefix) : userEventKey(org, user, untilSeq + 1);
+  const events: EngineEvent[] = [];
+  let lastSeq = afterSeq;
+  for await (const [, event] of store.iterate<StoredEvent>({ gt: userEventKey(org, user, afterSeq), lt: upper, limit })) {
+    events.push(toEngineEvent(event));
+    lastSeq = event.seq;
+  }
+  return { events, lastSeq, done: events.length < limit };
 }
 
 /** Stores hand back Uint8Array (memory clones, LevelDB views); a Buffer is narrowed to a plain view. */

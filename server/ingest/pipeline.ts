@@ -1,17 +1,21 @@
 // The ingest pipeline (server/ingest/README.md): partitions with one FIFO lane each and at most one tick in flight,
-// the users' state cache with write-behind snapshots, live audience sizes, the executor, and a graceful close.
+// the users' state cache with write-behind snapshots, live audience sizes, catch-ups of users behind the plan and
+// the parking of long ones (server/backfill/README.md), the executor, and a graceful close.
 
 import type { SegmentContext } from '../../engine/api.js';
 import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
-import { lastSeq, snapshotOps } from '../domain/events/index.js';
-import { probesOf } from './context.js';
+import { lastSeq } from '../domain/events/index.js';
+import { weightOf } from './catchup.js';
 import { createExecutor, type Executor } from './executor.js';
+import { replayHistories, type HistoryDeps, type ReplayPlan, type ReplayedUser } from './history.js';
 import { PARTITIONS_KEY } from './keys.js';
-import { Lane, type LaneItem } from './lane.js';
+import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lane.js';
+import { userSnapshotOps } from './load.js';
+import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { AudienceSizes } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from './state-cache.js';
-import { runTick, type PlanInfo, type TickEnv } from './tick.js';
+import { runTick, type TickEnv } from './tick.js';
 import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PlanSource } from './types.js';
 import { partitionOf } from '../domain/events/index.js';
 import { NO_EVALUATE_AT, findEvaluateAt } from './work.js';
@@ -39,6 +43,14 @@ export interface IngestOptions {
   readonly snapshotAfterMs?: number;
   /** Queued events per partition beyond which appends are refused with 503 (default 10,000). */
   readonly maxQueuedPerPartition?: number;
+  /** server/backfill/README.md: the longest history caught up inside a tick (default 2,000 events); longer ones are parked. */
+  readonly catchUpInline?: number;
+  /** server/backfill/README.md: history events replayed inside one tick in all (default 8,000). */
+  readonly catchUpBudget?: number;
+  /** server/backfill/README.md: background catch-ups a tick takes after its live items (default 32). */
+  readonly catchUpsPerTick?: number;
+  /** Events per chunk of an off-lane history replay (default 2,000). */
+  readonly historyChunk?: number;
 }
 
 export const DEFAULT_PARTITIONS = 16;
@@ -74,6 +86,9 @@ export class Pipeline implements IngestPipeline {
   private readonly snapshotAfterMs: number;
   private readonly now: () => number;
   private readonly sweepTimer: NodeJS.Timeout;
+  private readonly catchUpsPerTick: number;
+  private readonly history: HistoryDeps;
+  private readonly ticks = new Map<Lane, Promise<void>>();
   private closing: Promise<void> | undefined;
 
   constructor(options: IngestOptions, partitions: number, sizes: AudienceSizes, lastSeqs: readonly number[]) {
@@ -87,7 +102,14 @@ export class Pipeline implements IngestPipeline {
     this.lanes = lastSeqs.map((seq, partition) => new Lane(partition, seq));
     this.cache = new StateCache(options.cacheSize ?? 100_000, (entry) => this.queueSnapshot(entry));
     this.executor = createExecutor(options.threads ?? 0);
+    this.catchUpsPerTick = Math.max(1, options.catchUpsPerTick ?? 32);
     const log = options.log ?? (() => undefined);
+    this.history = {
+      store: options.store,
+      executor: this.executor,
+      contextOf: (org, user) => this.contexts.contextFor(org, user),
+      chunk: Math.max(1, options.historyChunk ?? 2000),
+    };
     this.env = {
       store: options.store,
       cache: this.cache,
@@ -97,7 +119,9 @@ export class Pipeline implements IngestPipeline {
       now: this.now,
       snapshotEvery: Math.max(1, options.snapshotEvery ?? 256),
       snapshotAfterMs: this.snapshotAfterMs,
+      catchUp: { inline: Math.max(1, options.catchUpInline ?? 2000), budget: Math.max(1, options.catchUpBudget ?? 8000) },
       planOf: (org) => this.planOf(org),
+      park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
       contextOf: (org, user): Promise<SegmentContext> => this.contexts.contextFor(org, user),
       log,
     };
@@ -112,7 +136,8 @@ export class Pipeline implements IngestPipeline {
     }
     const lane = this.laneOf(request.org, request.user);
     const weight = Math.max(1, request.events.length);
-    if (lane.queued > 0 && lane.queued + weight > this.maxQueued) {
+    const load = lane.load;
+    if (load > 0 && load + weight > this.maxQueued) {
       return Promise.reject(new ServiceError(5000, 'The service is overloaded; retry.', undefined, 503));
     }
     return new Promise((resolve, reject) => this.enqueue(lane, { kind: 'append', request, resolve, reject }, weight));
@@ -130,19 +155,61 @@ export class Pipeline implements IngestPipeline {
   }
 
   membershipsOf(org: string, user: string): Promise<readonly number[]> {
-    const cached = this.cache.get(userKey(org, user));
-    if (cached !== undefined) return Promise.resolve([...cached.memberships]);
+    const key = userKey(org, user);
+    const lane = this.laneOf(org, user);
+    const cached = this.cache.get(key);
+    if (cached !== undefined && !lane.parked.has(key)) {
+      // D19: cohorts that left the plan have no members; a user behind the plan is caught up first (a read item).
+      const plan = this.planOf(org);
+      if (cached.count === 0 || cached.mark >= plan.maxGen) return Promise.resolve(cached.memberships.filter((code) => plan.gens.has(code)));
+    }
     if (this.closing !== undefined) return Promise.reject(closedError());
-    return new Promise((resolve, reject) => this.enqueue(this.laneOf(org, user), { kind: 'read', org, user, resolve, reject }, 1));
+    return new Promise((resolve, reject) => this.enqueue(lane, { kind: 'read', org, user, resolve, reject }, 1));
   }
 
   audienceSize(org: string, code: number): number {
-    return this.sizes.total(org, code);
+    const gen = this.planOf(org).gens.get(code);
+    return gen === undefined ? 0 : this.sizes.total(org, code, gen);
+  }
+
+  catchUp(org: string, users: readonly string[]): Promise<void> {
+    if (this.closing !== undefined) return Promise.reject(closedError());
+    const byLane = new Set<Lane>();
+    const done = [...new Set(users)].map(
+      (user) =>
+        new Promise<void>((resolve, reject) => {
+          const lane = this.laneOf(org, user);
+          const parked = lane.parked.get(userKey(org, user));
+          const item = { kind: 'catchup' as const, org, user, resolve, reject };
+          if (parked !== undefined) {
+            parked.items.push(item);
+            parked.weight += 1;
+          } else {
+            lane.background.push(item);
+            byLane.add(lane);
+          }
+        }),
+    );
+    for (const lane of byLane) this.schedule(lane);
+    return Promise.all(done).then(() => undefined);
+  }
+
+  async settled(): Promise<void> {
+    await Promise.all([...this.ticks.values()]);
+  }
+
+  replayHistories(plan: ReplayPlan, org: string, users: readonly string[], shouldStop?: () => boolean): Promise<ReplayedUser[]> {
+    if (this.closing !== undefined) return Promise.reject(closedError());
+    return replayHistories(this.history, plan, org, users, shouldStop === undefined ? {} : { shouldStop });
   }
 
   planChanged(org: string): void {
     this.planInfos.delete(org);
     this.executor.dropPlans(org);
+  }
+
+  planInfo(org: string): PlanInfo {
+    return this.planOf(org);
   }
 
   /** Queues a snapshot of every user whose cached state is newer than its snapshot, and waits for them. */
@@ -159,15 +226,23 @@ export class Pipeline implements IngestPipeline {
 
   private async shutDown(): Promise<void> {
     clearInterval(this.sweepTimer);
+    // Background catch-ups are not requests: a sweep resumes from its stored cursor after a restart.
+    for (const lane of this.lanes) {
+      const background = lane.background;
+      lane.background = [];
+      for (const item of background) item.reject(closedError());
+    }
     try {
       await Promise.all(this.lanes.map((lane) => lane.whenIdle()));
       // Pending (older) snapshots first, then every dirty cached state: the later put of a user wins.
       const ops: BatchOp[] = [];
       for (const lane of this.lanes) {
-        for (const pending of lane.pendingSnapshots.values()) ops.push(...snapshotOps(pending.org, pending.user, pending.seq, pending.bytes));
+        for (const pending of lane.pendingSnapshots.values()) {
+          ops.push(...userSnapshotOps(pending.org, pending.user, pending.seq, pending.bytes, pending.count, pending.mark));
+        }
       }
       const dirty = [...this.cache.values()].filter((entry) => entry.dirty);
-      for (const entry of dirty) ops.push(...snapshotOps(entry.org, entry.user, entry.seq, entry.bytes));
+      for (const entry of dirty) ops.push(...userSnapshotOps(entry.org, entry.user, entry.seq, entry.bytes, entry.count, entry.mark));
       if (ops.length > 0) await this.env.store.batch(ops, this.env.fsync ? { sync: true } : undefined);
       for (const lane of this.lanes) lane.pendingSnapshots.clear();
       for (const entry of dirty) markClean(entry);
@@ -181,15 +256,72 @@ export class Pipeline implements IngestPipeline {
   }
 
   private enqueue(lane: Lane, item: LaneItem, weight: number): void {
+    const parked = lane.parked.get(userKey(item.kind === 'append' ? item.request.org : item.org, item.kind === 'append' ? item.request.user : item.user));
+    if (parked !== undefined) {
+      parked.items.push(item);
+      parked.weight += weight;
+      return;
+    }
     lane.queue.push(item);
     lane.queued += weight;
+    this.schedule(lane);
+  }
+
+  /**
+   * server/backfill/README.md: a user behind the plan with a long history waits, with every item of it queued now or later,
+   * while its history is replayed off the lane in chunks; then an adopt item and the waiting items go first.
+   */
+  private park(lane: Lane, org: string, user: string, items: readonly LaneItem[], untilSeq: number): void {
+    const key = userKey(org, user);
+    const parked: ParkedUser = { items: [...items], weight: items.reduce((sum, item) => sum + weightOf(item), 0) };
+    const mine = (item: LaneItem): boolean => (item.kind === 'append' ? item.request.org === org && item.request.user === user : item.org === org && item.user === user);
+    lane.queue = lane.queue.filter((item) => {
+      if (!mine(item)) return true;
+      parked.items.push(item);
+      parked.weight += weightOf(item);
+      lane.queued -= weightOf(item);
+      return false;
+    });
+    lane.background = lane.background.filter((item) => {
+      if (!mine(item)) return true;
+      parked.items.push(item);
+      parked.weight += 1;
+      return false;
+    });
+    lane.parked.set(key, parked);
+    const plan = this.planOf(org);
+    replayHistories(this.history, { key: org, version: plan.version, cohorts: plan.cohorts }, org, [user], { untilSeq })
+      .then(([replayed]) => {
+        const adopt: AdoptItem[] =
+          replayed?.state == null ? [] : [{ kind: 'adopt', org, user, source: replayed.state, seq: replayed.seq, version: plan.version, resolve: () => undefined, reject: () => undefined }];
+        this.unpark(lane, key, adopt);
+      })
+      .catch((error: unknown) => {
+        this.env.log(`ingest: replaying the history of a parked user failed: ${String(error)}`);
+        const waiting = lane.parked.get(key);
+        lane.parked.delete(key);
+        const failure = new ServiceError(5000, 'The events could not be stored; retry.');
+        for (const item of waiting?.items ?? []) item.reject(failure);
+        this.schedule(lane);
+      });
+  }
+
+  private unpark(lane: Lane, key: string, first: readonly LaneItem[]): void {
+    const parked = lane.parked.get(key);
+    lane.parked.delete(key);
+    const items = parked?.items ?? [];
+    const live = items.filter((item) => item.kind !== 'catchup');
+    lane.queue = [...first, ...live, ...lane.queue];
+    lane.queued += live.reduce((sum, item) => sum + weightOf(item), 0);
+    // Background catch-ups of the user go first too: the adopt item brings the user up to date for them.
+    for (const item of items) if (item.kind === 'catchup') lane.queue.splice(first.length, 0, item);
     this.schedule(lane);
   }
 
   /** Starts the lane's next tick on the next turn, so that everything arriving meanwhile joins it. */
   private schedule(lane: Lane): void {
     if (lane.running || lane.kicked) return;
-    if (lane.queue.length === 0 && !lane.flushWanted) {
+    if (lane.queue.length === 0 && lane.background.length === 0 && !lane.flushWanted) {
       lane.notifyIfIdle();
       return;
     }
@@ -200,22 +332,25 @@ export class Pipeline implements IngestPipeline {
   private startTick(lane: Lane): void {
     lane.kicked = false;
     lane.running = true;
-    const items = lane.queue;
+    // Live items first, then a bounded number of background catch-ups (server/backfill/README.md: they never starve live work).
+    const items: LaneItem[] = lane.queue;
     lane.queue = [];
     lane.queued = 0;
-    runTick(this.env, lane, items)
+    if (lane.background.length > 0) items.push(...lane.background.splice(0, this.catchUpsPerTick));
+    const tick = runTick(this.env, lane, items)
       .catch((error: unknown) => this.env.log(`ingest: tick failed unexpectedly: ${String(error)}`))
       .finally(() => {
         lane.running = false;
+        this.ticks.delete(lane);
         this.schedule(lane);
       });
+    this.ticks.set(lane, tick);
   }
 
   private planOf(org: string): PlanInfo {
     let info = this.planInfos.get(org);
     if (info === undefined) {
-      const plan = this.plans.planFor(org);
-      info = { version: plan.version, cohorts: plan.cohorts, probes: probesOf(plan.cohorts) };
+      info = toPlanInfo(this.plans.planFor(org));
       this.planInfos.set(org, info);
     }
     return info;
@@ -225,7 +360,14 @@ export class Pipeline implements IngestPipeline {
   private queueSnapshot(entry: CachedUser): void {
     if (!entry.dirty) return;
     const lane = this.lanes[entry.partition] as Lane;
-    lane.pendingSnapshots.set(userKey(entry.org, entry.user), { org: entry.org, user: entry.user, seq: entry.seq, bytes: entry.bytes });
+    lane.pendingSnapshots.set(userKey(entry.org, entry.user), {
+      org: entry.org,
+      user: entry.user,
+      seq: entry.seq,
+      bytes: entry.bytes,
+      count: entry.count,
+      mark: entry.mark,
+    });
     markClean(entry);
     lane.flushWanted = true;
     this.schedule(lane);

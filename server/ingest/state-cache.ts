@@ -11,6 +11,13 @@ export interface CachedUser {
   memberships: readonly number[];
   /** The last log sequence the state covers (its snapshot stamp). */
   seq: number;
+  /** Events the state has seen (the user's stored events). */
+  count: number;
+  /**
+   * The plan version the state was last caught up with (server/backfill/README.md): cohorts whose generation is newer are not
+   * evaluated over the user's history yet, and the user is not counted in their sizes.
+   */
+  mark: number;
   /** Newer than the user's last written (or queued) snapshot. */
   dirty: boolean;
   /** Events applied since the last snapshot. */

@@ -1,28 +1,26 @@
 // One tick of one partition (ARCHITECTURE "The ingest path"): everything queued since the last tick, in arrival
-// order: resolve retried ids (D29), load states, compute on the executor, then ONE store batch (events with their
-// transitions, extra ops, size counters, snapshots), then update the cache and sizes and answer the requests.
+// order: resolve retried ids (D29), load states, catch up users behind the plan (server/backfill/README.md), compute on the
+// executor, then ONE store batch (events with their transitions, extra ops, size counters, snapshots), then update
+// the cache and sizes and answer the requests.
 
-import type { CohortDefinition, EngineEvent, SegmentContext } from '../../engine/api.js';
-import type { BatchOp, Store } from '../store/contract.js';
+import type { EngineEvent, SegmentContext } from '../../engine/api.js';
+import type { Store } from '../store/contract.js';
 import { ServiceError } from '../errors.js';
-import { eventOps, snapshotOps, toStoredEvent, transitionOps } from '../domain/events/index.js';
-import type { EventRecord, LoggedTransition, StoredEvent } from '../domain/events/index.js';
+import { toStoredEvent, type EventRecord, type LoggedTransition, type StoredEvent } from '../domain/events/index.js';
 import { clientIdKey } from '../domain/events/keys.js';
-import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData, type ContextProbes } from './context.js';
+import { planCatchUps, handBack, type CatchUpDecision, type CatchUpLimits } from './catchup.js';
+import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from './context.js';
 import type { Executor } from './executor.js';
 import { orgOf, userOf, type Lane, type LaneItem, type PendingSnapshot } from './lane.js';
 import { findStoredIds, loadStoredState } from './load.js';
-import { AudienceSizes, SizeDeltas } from './sizes.js';
+import type { PlanInfo } from './plan-info.js';
+import { AudienceSizes } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from './state-cache.js';
+import { buildOps } from './tick-ops.js';
 import type { NewEvent } from './types.js';
 import type { UserResult, WorkGroup, WorkStep, WorkUser } from './work.js';
 
-/** An organization's plan as the main thread knows it: what to compile and what the context must answer. */
-export interface PlanInfo {
-  readonly version: number;
-  readonly cohorts: readonly CohortDefinition[];
-  readonly probes: ContextProbes;
-}
+export type { PlanInfo } from './plan-info.js';
 
 export interface TickEnv {
   readonly store: Store;
@@ -35,22 +33,29 @@ export interface TickEnv {
   readonly snapshotEvery: number;
   /** Snapshot a user whose state has been newer than its snapshot for this long. */
   readonly snapshotAfterMs: number;
+  readonly catchUp: CatchUpLimits;
   planOf(org: string): PlanInfo;
   contextOf(org: string, user: string): Promise<SegmentContext>;
+  /** A user behind the plan with a long history: its items wait while the history is replayed off the lane. */
+  park(lane: Lane, org: string, user: string, items: readonly LaneItem[], untilSeq: number): void;
   log(line: string): void;
 }
 
 /** An event of this tick that is not a retry: it gets a sequence and the transitions it caused. */
-class FreshEvent {
+export class FreshEvent {
   seq = 0;
   readonly transitions: LoggedTransition[] = [];
   constructor(
     readonly record: EventRecord,
     readonly engine: EngineEvent,
   ) {}
+
+  toStored(): StoredEvent {
+    return toStoredEvent(this.record, this.seq);
+  }
 }
 
-interface Step {
+export interface Step {
   readonly item: LaneItem;
   /** The new events of an append, in order (what the engine sees). */
   readonly fresh: FreshEvent[];
@@ -58,7 +63,7 @@ interface Step {
   readonly answers: (StoredEvent | FreshEvent)[];
 }
 
-interface UserWork {
+export interface UserWork {
   readonly org: string;
   readonly user: string;
   readonly key: string;
@@ -66,6 +71,7 @@ interface UserWork {
   base: Omit<CachedUser, 'org' | 'user' | 'partition'>;
   replay: readonly EngineEvent[];
   ctx: ContextData;
+  decision: CatchUpDecision | undefined;
   result: UserResult | undefined;
   evaluated: boolean;
   /** The tick's batch writes the user's snapshot. */
@@ -73,12 +79,15 @@ interface UserWork {
   next: CachedUser | undefined;
 }
 
+export type StepOf = Map<LaneItem, { work: UserWork; index: number }>;
+
 /** Runs a tick; never throws: a failure rejects the tick's items (500, code 5000) and drops their cached states. */
 export async function runTick(env: TickEnv, lane: Lane, items: readonly LaneItem[]): Promise<void> {
   const included = [...lane.pendingSnapshots.values()];
   lane.flushWanted = false;
   const users = new Map<string, UserWork>();
-  const stepOf = new Map<LaneItem, { work: UserWork; index: number }>();
+  const stepOf: StepOf = new Map();
+  let active = items;
   try {
     for (const item of items) {
       const work = workOf(users, orgOf(item), userOf(item));
@@ -87,8 +96,9 @@ export async function runTick(env: TickEnv, lane: Lane, items: readonly LaneItem
     }
     await resolveRetries(env.store, users);
     await loadStates(env, lane, users, new Set(included));
+    active = await decideCatchUps(env, lane, users, items);
     const plans = new Map<string, PlanInfo>();
-    for (const work of users.values()) if (needsCompute(work) && !plans.has(work.org)) plans.set(work.org, env.planOf(work.org));
+    for (const work of users.values()) if (!plans.has(work.org)) plans.set(work.org, env.planOf(work.org));
     await Promise.all(
       [...users.values()].filter(needsCompute).map(async (work) => {
         const probes = (plans.get(work.org) as PlanInfo).probes;
@@ -96,7 +106,7 @@ export async function runTick(env: TickEnv, lane: Lane, items: readonly LaneItem
       }),
     );
     await compute(env.executor, users, plans);
-    const { ops, seq, deltas } = buildOps(env, lane, items, stepOf, users, included);
+    const { ops, seq, deltas } = buildOps(env, lane, active, stepOf, users, plans, included);
     if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
 
     // Committed: counters before answers (D19), the cache after the pending snapshots it supersedes are dropped.
@@ -116,13 +126,42 @@ export async function runTick(env: TickEnv, lane: Lane, items: readonly LaneItem
       }
       env.cache.set(work.next);
     }
-    for (const item of items) answer(item, stepOf.get(item) as { work: UserWork; index: number });
+    for (const item of active) answer(item, stepOf.get(item) as { work: UserWork; index: number });
   } catch (error) {
     env.log(`ingest: partition ${lane.partition} tick of ${items.length} item(s) failed: ${describe(error)}`);
     const failure = new ServiceError(5000, 'The events could not be stored; retry.');
     for (const key of users.keys()) env.cache.delete(key);
-    for (const item of items) item.reject(failure);
+    for (const item of active) item.reject(failure);
   }
+}
+
+/**
+ * server/backfill/README.md: users behind the plan are caught up in this tick, deferred to the next one, or parked (their items
+ * leave the tick, with the user's items queued meanwhile). Answers the items that stay in the tick.
+ */
+async function decideCatchUps(env: TickEnv, lane: Lane, users: Map<string, UserWork>, items: readonly LaneItem[]): Promise<readonly LaneItem[]> {
+  const candidates = [...users.values()].map((work) => ({
+    org: work.org,
+    user: work.user,
+    key: work.key,
+    items: work.steps.map((step) => step.item),
+    count: work.base.count,
+    mark: work.base.mark,
+    seq: work.base.seq,
+  }));
+  const decisions = await planCatchUps(env.store, env.catchUp, candidates, (org) => env.planOf(org));
+  const leaving = new Set<LaneItem>();
+  for (const work of users.values()) {
+    const decision = decisions.get(work.key) as CatchUpDecision;
+    work.decision = decision;
+    if (decision.kind !== 'defer' && decision.kind !== 'park') continue;
+    const own = work.steps.map((step) => step.item);
+    for (const item of own) leaving.add(item);
+    users.delete(work.key);
+    if (decision.kind === 'defer') handBack(lane, own);
+    else env.park(lane, work.org, work.user, own.filter((item) => item.kind !== 'adopt'), work.base.seq);
+  }
+  return leaving.size === 0 ? items : items.filter((item) => !leaving.has(item));
 }
 
 function workOf(users: Map<string, UserWork>, org: string, user: string): UserWork {
@@ -134,9 +173,10 @@ function workOf(users: Map<string, UserWork>, org: string, user: string): UserWo
       user,
       key,
       steps: [],
-      base: { bytes: new Uint8Array(0), memberships: [], seq: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
+      base: { bytes: new Uint8Array(0), memberships: [], seq: 0, count: 0, mark: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
       replay: [],
       ctx: EMPTY_CONTEXT_DATA,
+      decision: undefined,
       result: undefined,
       evaluated: false,
       snapshotted: false,
@@ -190,7 +230,16 @@ async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>
         // Clean when this tick's batch writes it; queued after the tick started, it is dropped at commit (the
         // cache then holds the user), so the state stays dirty.
         const dirty = !included.has(pending);
-        work.base = { bytes: pending.bytes, memberships: [], seq: pending.seq, dirty, unsnapshotted: 0, dirtySince: dirty ? env.now() : 0 };
+        work.base = {
+          bytes: pending.bytes,
+          memberships: [],
+          seq: pending.seq,
+          count: pending.count,
+          mark: pending.mark,
+          dirty,
+          unsnapshotted: 0,
+          dirtySince: dirty ? env.now() : 0,
+        };
         return;
       }
       const loaded = await loadStoredState(env.store, work.org, work.user);
@@ -199,6 +248,8 @@ async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>
         bytes: loaded.bytes ?? new Uint8Array(0),
         memberships: [],
         seq: loaded.seq,
+        count: loaded.count,
+        mark: loaded.mark,
         dirty,
         unsnapshotted: loaded.replay.length,
         dirtySince: dirty ? env.now() : 0,
@@ -209,7 +260,7 @@ async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>
 }
 
 /** A user with no state and no new event has nothing to evaluate (E5): its answers are empty memberships. */
-function needsCompute(work: UserWork): boolean {
+export function needsCompute(work: UserWork): boolean {
   return work.base.bytes.length > 0 || work.replay.length > 0 || work.steps.some((step) => step.fresh.length > 0);
 }
 
@@ -252,90 +303,8 @@ function toWorkUser(work: UserWork): WorkUser {
     if (step.item.kind === 'evaluate') return { kind: 'evaluate', now: step.item.now };
     return { kind: 'read' };
   });
-  return { state: work.base.bytes.length > 0 ? work.base.bytes : null, replay: work.replay, steps, ctx: work.ctx };
-}
-
-function buildOps(
-  env: TickEnv,
-  lane: Lane,
-  items: readonly LaneItem[],
-  stepOf: Map<LaneItem, { work: UserWork; index: number }>,
-  users: Map<string, UserWork>,
-  included: readonly PendingSnapshot[],
-): { ops: BatchOp[]; seq: number; deltas: SizeDeltas } {
-  const partition = lane.partition;
-  const ops: BatchOp[] = [];
-  // Older snapshots first: a newer one of the same user later in the batch wins.
-  for (const pending of included) ops.push(...snapshotOps(pending.org, pending.user, pending.seq, pending.bytes));
-
-  let seq = lane.lastSeq;
-  const seqOf = new Map<UserWork, number>();
-  const freshCount = new Map<UserWork, number>();
-  for (const item of items) {
-    const { work, index } = stepOf.get(item) as { work: UserWork; index: number };
-    const step = work.steps[index] as Step;
-    const result = work.result?.steps[index];
-    if (item.kind === 'append') {
-      for (const transition of result?.transitions ?? []) {
-        step.fresh[transition.eventIndex]?.transitions.push({ cohort: transition.cohort, kind: transition.kind, time: transition.time });
-      }
-      for (const fresh of step.fresh) {
-        fresh.seq = ++seq;
-        ops.push(...eventOps({ partition, seq, org: work.org, event: fresh.record, transitions: fresh.transitions }));
-      }
-      if (step.fresh.length > 0) {
-        seqOf.set(work, seq);
-        freshCount.set(work, (freshCount.get(work) ?? 0) + step.fresh.length);
-      }
-      if (item.request.extraOps !== undefined) ops.push(...item.request.extraOps);
-    } else if (item.kind === 'evaluate' && work.result !== undefined && work.result.count > 0) {
-      work.evaluated = true;
-      const transitions = result?.transitions ?? [];
-      if (transitions.length > 0) {
-        seq += 1;
-        const logged = transitions.map((t): LoggedTransition => ({ cohort: t.cohort, kind: t.kind, time: t.time }));
-        ops.push(...transitionOps(partition, seq, work.org, work.user, logged));
-        seqOf.set(work, seq);
-      }
-    }
-  }
-
-  const deltas = new SizeDeltas();
-  const now = env.now();
-  for (const work of users.values()) {
-    const result = work.result;
-    if (result === undefined || result.count === 0) continue;
-    const memberships = result.steps[result.steps.length - 1]?.memberships ?? result.previous;
-    deltas.addDifference(work.org, result.previous, memberships);
-    const added = freshCount.get(work) ?? 0;
-    const changed = added > 0 || work.evaluated || work.replay.length > 0;
-    const wasDirty = work.base.dirty;
-    let dirty = wasDirty || changed;
-    let unsnapshotted = work.base.unsnapshotted + added;
-    const dirtySince = wasDirty ? work.base.dirtySince : now;
-    const userSeq = seqOf.get(work) ?? work.base.seq;
-    // Re-evaluations change state without an event, so their state is snapshotted with them (recovery stays exact).
-    const due = work.evaluated || unsnapshotted >= env.snapshotEvery || now - dirtySince >= env.snapshotAfterMs;
-    if (dirty && due) {
-      ops.push(...snapshotOps(work.org, work.user, userSeq, result.state));
-      work.snapshotted = true;
-      dirty = false;
-      unsnapshotted = 0;
-    }
-    work.next = {
-      org: work.org,
-      user: work.user,
-      partition,
-      bytes: result.state,
-      memberships,
-      seq: userSeq,
-      dirty,
-      unsnapshotted,
-      dirtySince: dirty ? dirtySince : 0,
-    };
-  }
-  ops.push(...env.sizes.opsFor(partition, deltas));
-  return { ops, seq, deltas };
+  const user = { state: work.base.bytes.length > 0 ? work.base.bytes : null, replay: work.replay, steps, ctx: work.ctx };
+  return work.decision?.kind === 'inline' ? { ...user, catchup: work.decision.catchup } : user;
 }
 
 function answer(item: LaneItem, at: { work: UserWork; index: number }): void {
@@ -343,12 +312,12 @@ function answer(item: LaneItem, at: { work: UserWork; index: number }): void {
   const memberships = work.result?.steps[index]?.memberships ?? [];
   if (item.kind === 'append') {
     const step = work.steps[index] as Step;
-    const events = step.answers.map((known) => (known instanceof FreshEvent ? toStoredEvent(known.record, known.seq) : known));
+    const events = step.answers.map((known) => (known instanceof FreshEvent ? known.toStored() : known));
     item.resolve({ events, memberships });
-  } else if (item.kind === 'evaluate') {
-    item.resolve();
-  } else {
+  } else if (item.kind === 'read') {
     item.resolve(memberships);
+  } else {
+    item.resolve();
   }
 }
 

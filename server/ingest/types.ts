@@ -4,6 +4,8 @@
 import type { BatchOp } from '../store/contract.js';
 import type { StoredEvent } from '../domain/events/index.js';
 import type { CohortDefinition, SegmentContext } from '../../engine/api.js';
+import type { ReplayPlan, ReplayedUser } from './history.js';
+import type { PlanInfo } from './plan-info.js';
 
 /** An event ready to append: validated (D29), schema-checked (D30), its user resolved. */
 export interface NewEvent {
@@ -32,9 +34,17 @@ export interface AppendResult {
   readonly memberships: readonly number[];
 }
 
-/** Where the pipeline gets each organization's enabled real-time cohorts (compiled into the plan it runs). */
+/**
+ * Where the pipeline gets each organization's enabled real-time cohorts (compiled into the plan it runs) and their
+ * generations (server/backfill/README.md: the plan version at which each cohort was created, its query changed or it was
+ * enabled; without them no cohort is ever caught up over history).
+ */
 export interface PlanSource {
-  planFor(org: string): { readonly version: number; readonly cohorts: readonly CohortDefinition[] };
+  planFor(org: string): {
+    readonly version: number;
+    readonly cohorts: readonly CohortDefinition[];
+    readonly generations?: ReadonlyMap<number, number>;
+  };
 }
 
 /** Where the pipeline gets a user's imported data for the engine (D27, E13, E14). */
@@ -53,6 +63,17 @@ export interface IngestPipeline {
   audienceSize(org: string, code: number): number;
   /** An organization's plan changed (cohort created, changed, enabled, disabled, deleted). */
   planChanged(org: string): void;
+  /** The organization's plan as the pipeline runs it now: version, cohorts and their generations. */
+  planInfo(org: string): PlanInfo;
+  /**
+   * server/backfill/README.md: brings the users up to date with the plan (a catch-up over their history when behind), as
+   * background work of their lanes; resolves once each one's result is durable. Rejects when closing.
+   */
+  catchUp(org: string, users: readonly string[]): Promise<void>;
+  /** Resolves once every tick running at the call has finished (ticks started later see the latest plans). */
+  settled(): Promise<void>;
+  /** Replays the users' stored histories through `plan` off the lanes (offline cohorts, D20). */
+  replayHistories(plan: ReplayPlan, org: string, users: readonly string[], shouldStop?: () => boolean): Promise<ReplayedUser[]>;
   /** Graceful stop: finishes queued work, writes snapshots, stops the workers. The store stays open. */
   close(): Promise<void>;
 }

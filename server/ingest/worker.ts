@@ -32,10 +32,10 @@ export default async function runTask(task: WorkTask): Promise<unknown> {
   const reply = runWork(task, plans);
   if (reply.needPlan === true) return reply;
   const buffers = new Set<ArrayBufferLike>();
-  for (const users of reply.groups) {
-    for (const user of users) {
+  for (const results of [...reply.groups, ...(reply.replays ?? [])]) {
+    for (const result of results) {
       // encodeState answers a copy in its own buffer, so moving the whole buffer moves nothing else.
-      if (user.state.byteOffset === 0 && user.state.byteLength === user.state.buffer.byteLength) buffers.add(user.state.buffer);
+      if (result.state.byteOffset === 0 && result.state.byteLength === result.state.buffer.byteLength) buffers.add(result.state.buffer);
     }
   }
   return Piscina.move(new MovedReply(reply, [...buffers]) as never);

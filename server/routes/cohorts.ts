@@ -14,21 +14,28 @@
 // - PATCH ignores `segment_type` and `workspace_id` (a cohort's kind and owner never change) and every other
 //   unknown field (D1: clients echo `id`, `code`, `created_at`, ...). A PATCH without any known field still bumps
 //   `last_updated_at` and answers the cohort.
-// - `live_audience_size` is answered for real-time cohorts only (the live count, D19; 0 when `Disabled`). Offline
-//   cohorts (D20) are not live and carry no `live_audience_size`.
+// - `live_audience_size` is the live count of a real-time cohort (D19; 0 when `Disabled`). An offline cohort (D20)
+//   carries its last computed size once a computation has ended, and no `live_audience_size` before that.
 // - A `cohortId` that is not a UUID is 404 3000 (D9); UUIDs match case-insensitively (ids are lower-case).
-// - Create does not evaluate the new cohort over stored history (D19 backfill is not part of this module); the
-//   pipeline is told that the plan changed, and members accrue from the events that follow.
+// - D19 backfill: after a create, a query change or a state change the pipeline and the backfill are told; the
+//   sweep evaluates the cohort over every user's history (server/backfill/README.md). GET one adds
+//   `backfill: {state: 'running', users_done, users_total}` while a sweep (or an offline computation) for the
+//   cohort runs and there are users to visit; it is absent once done (so create, update and list answers, and GET
+//   once done, are the plain cohort).
+// - POST {id}/recompute (D20): private key, the cohort visible to the key. An offline cohort starts a computation
+//   over history unless one runs and answers 202 with the full cohort plus `backfill` (state 'running'); a
+//   real-time cohort answers its sweep: 202 while running, else 200 with `backfill.state` 'done'. A `Disabled`
+//   cohort has no members and is not computed: 409 code 4000.
 
 import type { HttpServer, RequestContext } from '../http/index.js';
 import type { Services } from '../services.js';
 import { checkName, isUuid, requirePrivate, type Principal } from '../domain/tenancy/index.js';
 import { toCohortSummary, toCohortWire, type Cohort, type CohortPatch, type CohortState } from '../domain/cohorts/index.js';
 import { formatProblem, validateQuery } from '../../engine/index.js';
-import { badBody, badParameter, notFound } from '../errors.js';
+import { ServiceError, badBody, badParameter, notFound } from '../errors.js';
 import { optionalEnum, optionalString, requireBodyObject, type BodyObject } from './body.js';
 
-export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'pipeline' | 'clock' | 'newId'>;
+export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'pipeline' | 'backfill' | 'clock' | 'newId'>;
 
 const COLLECTION = '/cohorts-api/v2/cohorts';
 const ONE = `${COLLECTION}/:cohortId`;
@@ -73,7 +80,13 @@ function readIncludeChildren(query: URLSearchParams): boolean {
 }
 
 export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): void {
-  const { tenancy, cohorts, pipeline, clock, newId } = services;
+  const { tenancy, cohorts, pipeline, backfill, clock, newId } = services;
+
+  /** D19: the pipeline first (it evaluates under the new plan), then the backfill (it sweeps for the new plan). */
+  const planChanged = (org: string): void => {
+    pipeline.planChanged(org);
+    backfill.planChanged(org);
+  };
 
   /** D5–D7: every cohort operation needs a private key over a secure transport. */
   const authorise = (ctx: RequestContext): Principal => {
@@ -91,7 +104,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
 
   /** D19: live size of an enabled real-time cohort; a disabled one has no members; offline ones are not live. */
   const liveSizeOf = (cohort: Cohort): number | undefined => {
-    if (cohort.segment_type !== 'real_time') return undefined;
+    if (cohort.segment_type !== 'real_time') return cohort.state === 'Enabled' ? backfill.offlineResultOf(cohort)?.size : undefined;
     if (cohort.state !== 'Enabled') return 0;
     return pipeline.audienceSize(cohort.organization_id, cohort.code);
   };
@@ -135,7 +148,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
         now: clock.now(),
         newId,
       });
-      pipeline.planChanged(cohort.organization_id);
+      planChanged(cohort.organization_id);
       return { status: 201, body: full(cohort) };
     },
     { body: 'optional' },
@@ -144,8 +157,21 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
   // D15: one cohort with its query and live size; hidden, unknown or non-UUID ids are 404 3000 (D9).
   http.route('GET', ONE, 'cohorts', (ctx) => {
     const principal = authorise(ctx);
-    return { status: 200, body: full(cohorts.getVisible(principal, cohortIdOf(ctx))) };
+    const cohort = cohorts.getVisible(principal, cohortIdOf(ctx));
+    const progress = backfill.progressOf(cohort);
+    return { status: 200, body: progress === undefined ? full(cohort) : { ...full(cohort), backfill: progress } };
   });
+
+  // D20: compute an offline cohort over history now (a real-time one answers its sweep's progress).
+  http.route('POST', `${ONE}/recompute`, 'cohorts', (ctx) => {
+    const principal = authorise(ctx);
+    const cohort = cohorts.getVisible(principal, cohortIdOf(ctx));
+    if (cohort.state !== 'Enabled') {
+      throw new ServiceError(4000, 'A disabled cohort has no members and is not computed.', `cohort ${cohort.code} is Disabled`);
+    }
+    const progress = backfill.recompute(cohort);
+    return { status: progress.state === 'running' ? 202 : 200, body: { ...full(cohort), backfill: progress } };
+  }, { body: 'none' });
 
   // D16: partial update; absent (or null) fields stay, `description: null` deletes it.
   http.route(
@@ -176,7 +202,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
       if (state !== undefined) patch.state = state;
       const updated = await cohorts.update(current.id, patch, clock.now());
       if (patch.query !== undefined || (state !== undefined && state !== current.state)) {
-        pipeline.planChanged(updated.organization_id);
+        planChanged(updated.organization_id);
       }
       return { status: 200, body: full(updated) };
     },
@@ -188,7 +214,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
     const principal = authorise(ctx);
     const cohort = cohorts.getWritable(principal, cohortIdOf(ctx));
     await cohorts.delete(cohort.id);
-    pipeline.planChanged(cohort.organization_id);
+    planChanged(cohort.organization_id);
     return { status: 200 };
   });
 }

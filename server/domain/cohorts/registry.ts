@@ -34,6 +34,11 @@ const keys = {
   size: (org: string, code: number) => key('cs', org, seqPart(code)),
 };
 
+/** A cohort's generation; records from before generations count as generation 1. */
+export function generationOf(cohort: Cohort): number {
+  return cohort.generation ?? 1;
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
     Object.freeze(value);
@@ -136,6 +141,25 @@ export class CohortRegistry {
       .sort((a, b) => a.code - b.code);
   }
 
+  /**
+   * Generations of the organization's enabled real-time cohorts by code (backfill: the plan version at which each
+   * one's evaluation over history last started).
+   */
+  generationsOf(organizationId: string): Map<number, number> {
+    return new Map(this.enabledRealTime(organizationId).map((cohort) => [cohort.code, generationOf(cohort)]));
+  }
+
+  /** Every cohort of the organization by code (any kind and state): offline plans include what they name. */
+  allOf(organizationId: string): Cohort[] {
+    const org = this.orgs.get(organizationId);
+    return org === undefined ? [] : [...org.byCode.values()].sort((a, b) => a.code - b.code);
+  }
+
+  /** Organizations with at least one cohort. */
+  organizations(): string[] {
+    return [...this.orgs.entries()].filter(([, org]) => org.byCode.size > 0).map(([id]) => id);
+  }
+
   /** Increases (persistently) on every create, query change, state change and delete; 0 before any. */
   planVersion(organizationId: string): number {
     return this.orgs.get(organizationId)?.planVersion ?? 0;
@@ -174,6 +198,7 @@ export class CohortRegistry {
         organization_id: organizationId,
         ast: input.ast,
         references,
+        generation: org.planVersion + 1,
       });
       if (this.byId.has(cohort.id)) throw new ServiceError(5000, 'A generated cohort id collides with an existing one.');
       await this.store.batch(
@@ -216,6 +241,9 @@ export class CohortRegistry {
       const org = this.org(current.organization_id);
       if (newReferences !== undefined) assertReferencesValid(this.referenceGraph(org), current.code, newReferences, newQuery);
 
+      // D19: a new query, or being enabled again, starts the cohort's evaluation over history afresh.
+      const restarts = newQuery !== undefined || (state === 'Enabled' && current.state !== 'Enabled');
+      const generation = restarts ? org.planVersion + 1 : current.generation;
       const { description: _dropped, ...withoutDescription } = current;
       const base = description === null ? withoutDescription : current;
       const updated: Cohort = Object.freeze({
@@ -225,6 +253,7 @@ export class CohortRegistry {
         ...(tags !== undefined ? { tags } : {}),
         ...(state !== undefined ? { state } : {}),
         ...(newQuery !== undefined ? { query: newQuery, ast: patch.ast, references: newReferences } : {}),
+        ...(generation !== undefined ? { generation } : {}),
         last_updated_at: now.toISOString(),
       });
 

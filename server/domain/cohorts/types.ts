@@ -27,6 +27,11 @@ export interface Cohort {
   readonly ast: unknown;
   /** Cohort codes the query names in transition clauses (D18). */
   readonly references: readonly number[];
+  /**
+   * The plan version at which the cohort's evaluation last started over: its creation, a query change, or being
+   * enabled (D19; server/backfill/README.md). Records written before backfill lack it (read as 1).
+   */
+  readonly generation?: number;
 }
 
 export interface CreateCohortInput {

@@ -1,0 +1,100 @@
+// Catch-ups inside a tick (server/backfill/README.md): which users of the tick are behind the plan (cohorts newer than their
+// mark), and for each one whether it is caught up in this tick (history short enough, within the tick's budget),
+// deferred to the next tick (budget spent), or parked while its long history is replayed off the lane.
+
+import type { Store } from '../store/contract.js';
+import { readHistoryChunk } from './load.js';
+import type { AdoptItem, CatchUpItem, Lane, LaneItem } from './lane.js';
+import { staleCodes, type PlanInfo } from './plan-info.js';
+import type { CatchUp } from './work.js';
+
+/** What the planner needs of a tick's user. */
+export interface CatchUpCandidate {
+  readonly org: string;
+  readonly user: string;
+  readonly key: string;
+  readonly items: readonly LaneItem[];
+  readonly count: number;
+  readonly mark: number;
+  /** The last log sequence of the user's stored events. */
+  readonly seq: number;
+}
+
+export interface CatchUpLimits {
+  /** The longest history caught up inside a tick (events); longer ones are replayed off the lane. */
+  readonly inline: number;
+  /** Events of history replayed inside one tick in all (the first catch-up of a tick always runs). */
+  readonly budget: number;
+}
+
+export type CatchUpDecision =
+  | { readonly kind: 'none'; readonly mark: number }
+  | { readonly kind: 'inline'; readonly mark: number; readonly catchup: CatchUp; readonly stale: readonly number[] }
+  | { readonly kind: 'defer' }
+  | { readonly kind: 'park' };
+
+/** Decides every candidate's catch-up and reads the histories of the inline ones. */
+export async function planCatchUps(
+  store: Store,
+  limits: CatchUpLimits,
+  candidates: readonly CatchUpCandidate[],
+  planOf: (org: string) => PlanInfo,
+): Promise<Map<string, CatchUpDecision>> {
+  const decisions = new Map<string, CatchUpDecision>();
+  const reads: Promise<void>[] = [];
+  let budget = limits.budget;
+  let first = true;
+  for (const candidate of candidates) {
+    const plan = planOf(candidate.org);
+    // A user without history is evaluated from its first event under this plan: nothing to catch up (E5).
+    const stale = candidate.count === 0 ? [] : staleCodes(plan, candidate.mark);
+    const mark = Math.max(candidate.mark, plan.version);
+    if (stale.length === 0) {
+      decisions.set(candidate.key, { kind: 'none', mark });
+      continue;
+    }
+    const adopt = candidate.items.find((item): item is AdoptItem => item.kind === 'adopt' && item.version === plan.version);
+    if (adopt !== undefined) {
+      reads.push(
+        readHistoryChunk(store, candidate.org, candidate.user, adopt.seq, limits.inline + 1, candidate.seq).then((tail) => {
+          decisions.set(
+            candidate.key,
+            tail.done ? { kind: 'inline', mark, stale, catchup: { source: adopt.source, events: tail.events, stale } } : { kind: 'park' },
+          );
+        }),
+      );
+      continue;
+    }
+    if (candidate.count > limits.inline) {
+      decisions.set(candidate.key, { kind: 'park' });
+      continue;
+    }
+    if (!first && candidate.count > budget) {
+      decisions.set(candidate.key, { kind: 'defer' });
+      continue;
+    }
+    first = false;
+    budget -= candidate.count;
+    reads.push(
+      readHistoryChunk(store, candidate.org, candidate.user, 0, candidate.count + 1, candidate.seq).then((history) => {
+        decisions.set(candidate.key, { kind: 'inline', mark, stale, catchup: { source: null, events: history.events, stale } });
+      }),
+    );
+  }
+  await Promise.all(reads);
+  return decisions;
+}
+
+/** The weight of an item in a lane's backpressure measure. */
+export function weightOf(item: LaneItem): number {
+  return item.kind === 'append' ? Math.max(1, item.request.events.length) : 1;
+}
+
+/** Hands a deferred user's items back to the front of their queues, ahead of the user's later items. */
+export function handBack(lane: Lane, deferred: readonly LaneItem[]): void {
+  const live = deferred.filter((item) => item.kind !== 'catchup' && item.kind !== 'adopt');
+  const background = deferred.filter((item): item is CatchUpItem => item.kind === 'catchup');
+  lane.queue = [...live, ...lane.queue];
+  lane.background = [...background, ...lane.background];
+  for (const item of live) lane.queued += weightOf(item);
+}

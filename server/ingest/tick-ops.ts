@@ -1,0 +1,121 @@
+// The store batch of a committed tick: pending snapshots, events with their transitions (sequences continue the
+// partition log), extra ops, catch-up and re-evaluation transitions (catch-ups logged `replay: true`, server/backfill/README.md),
+// size counter changes per cohort generation (D19) and the snapshots now due; plus each user's next cached state.
+
+import type { BatchOp } from '../store/contract.js';
+import { eventOps, transitionOps } from '../domain/events/index.js';
+import type { LoggedTransition } from '../domain/events/index.js';
+import type { Lane, LaneItem, PendingSnapshot } from './lane.js';
+import { userSnapshotOps } from './load.js';
+import type { PlanInfo } from './plan-info.js';
+import { SizeDeltas } from './sizes.js';
+import type { Step, StepOf, TickEnv, UserWork } from './tick.js';
+
+/** A transition in the partition log; `replay` marks a catch-up's (not live behaviour, server/backfill/README.md). */
+export interface ReplayableTransition extends LoggedTransition {
+  readonly replay?: true;
+}
+
+export function buildOps(
+  env: TickEnv,
+  lane: Lane,
+  items: readonly LaneItem[],
+  stepOf: StepOf,
+  users: Map<string, UserWork>,
+  plans: ReadonlyMap<string, PlanInfo>,
+  included: readonly PendingSnapshot[],
+): { ops: BatchOp[]; seq: number; deltas: SizeDeltas } {
+  const partition = lane.partition;
+  const ops: BatchOp[] = [];
+  // Older snapshots first: a newer one of the same user later in the batch wins.
+  for (const pending of included) ops.push(...userSnapshotOps(pending.org, pending.user, pending.seq, pending.bytes, pending.count, pending.mark));
+
+  let seq = lane.lastSeq;
+  const seqOf = new Map<UserWork, number>();
+  const freshCount = new Map<UserWork, number>();
+  const logged = new Set<UserWork>();
+  for (const item of items) {
+    const { work, index } = stepOf.get(item) as { work: UserWork; index: number };
+    const step = work.steps[index] as Step;
+    const result = work.result?.steps[index];
+    // A catch-up's changes come first: they precede the tick's events of the user.
+    const caughtUp = work.result?.caughtUp;
+    if (caughtUp !== undefined && caughtUp.length > 0 && !logged.has(work)) {
+      logged.add(work);
+      seq += 1;
+      const replayed = caughtUp.map((t): ReplayableTransition => ({ cohort: t.cohort, kind: t.kind, time: t.time, replay: true }));
+      ops.push(...transitionOps(partition, seq, work.org, work.user, replayed));
+    }
+    if (item.kind === 'append') {
+      for (const transition of result?.transitions ?? []) {
+        step.fresh[transition.eventIndex]?.transitions.push({ cohort: transition.cohort, kind: transition.kind, time: transition.time });
+      }
+      for (const fresh of step.fresh) {
+        fresh.seq = ++seq;
+        ops.push(...eventOps({ partition, seq, org: work.org, event: fresh.record, transitions: fresh.transitions }));
+      }
+      if (step.fresh.length > 0) {
+        seqOf.set(work, seq);
+        freshCount.set(work, (freshCount.get(work) ?? 0) + step.fresh.length);
+      }
+      if (item.request.extraOps !== undefined) ops.push(...item.request.extraOps);
+    } else if (item.kind === 'evaluate' && work.result !== undefined && work.result.count > 0) {
+      work.evaluated = true;
+      const transitions = result?.transitions ?? [];
+      if (transitions.length > 0) {
+        seq += 1;
+        const entries = transitions.map((t): LoggedTransition => ({ cohort: t.cohort, kind: t.kind, time: t.time }));
+        ops.push(...transitionOps(partition, seq, work.org, work.user, entries));
+      }
+    }
+  }
+
+  const deltas = new SizeDeltas();
+  const now = env.now();
+  for (const work of users.values()) {
+    const result = work.result;
+    if (result === undefined || result.count === 0) continue;
+    const plan = plans.get(work.org) as PlanInfo;
+    const genOf = (code: number): number => plan.gens.get(code) ?? 0;
+    const decision = work.decision;
+    const memberships = result.steps[result.steps.length - 1]?.memberships ?? result.current;
+    // D19 per generation: a stale cohort never counted this user in its generation, so it starts from "not in".
+    const stale = decision?.kind === 'inline' ? new Set(decision.stale) : undefined;
+    const before = stale === undefined ? result.previous : result.previous.filter((code) => !stale.has(code));
+    deltas.addDifference(work.org, before, memberships, genOf);
+    const mark = decision !== undefined && decision.kind !== 'defer' && decision.kind !== 'park' ? decision.mark : work.base.mark;
+    const added = freshCount.get(work) ?? 0;
+    const changed = added > 0 || work.evaluated || work.replay.length > 0 || stale !== undefined;
+    const wasDirty = work.base.dirty;
+    let dirty = wasDirty || changed;
+    let unsnapshotted = work.base.unsnapshotted + added;
+    const dirtySince = wasDirty ? work.base.dirtySince : now;
+    const userSeq = Math.max(seqOf.get(work) ?? 0, work.base.seq);
+    // Re-evaluations and catch-ups change state without an event, and a user's first state carries its mark (when
+    // any cohort has a generation): all are snapshotted with the batch that counts them (recovery then neither loses
+    // nor repeats a count).
+    const first = work.base.count === 0 && plan.maxGen > 0;
+    const due = work.evaluated || stale !== undefined || first || unsnapshotted >= env.snapshotEvery || now - dirtySince >= env.snapshotAfterMs;
+    if (dirty && due) {
+      ops.push(...userSnapshotOps(work.org, work.user, userSeq, result.state, result.count, mark));
+      work.snapshotted = true;
+      dirty = false;
+      unsnapshotted = 0;
+    }
+    work.next = {
+      org: work.org,
+      user: work.user,
+      partition,
+      bytes: result.state,
+      memberships,
+      seq: userSeq,
+      count: result.count,
+      mark,
+      dirty,
+      unsnapshotted,
+      dirtySince: dirty ? dirtySince : 0,
+    };
+  }
+  ops.push(...env.sizes.opsFor(partition, deltas));
+  return { ops, seq, deltas };
+}
