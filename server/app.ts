@@ -9,7 +9,7 @@ import { registerAdminRoutes } from './routes/admin.js';
 import { registerCohortsRoutes } from './routes/cohorts.js';
 import { registerIdentityRoutes } from './routes/identity.js';
 import { registerEventsRoutes } from './routes/events.js';
-import { registerSegmentationRoutes, segmentationPublished } from './routes/segmentation/index.js';
+import { registerSegmentationRoutes } from './routes/segmentation/index.js';
 import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
 
 export interface ServiceOptions {
@@ -64,7 +64,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registerCohortsRoutes(http, services);
     registerIdentityRoutes(http, services);
     registerEventsRoutes(http, services);
-    registerSegmentationRoutes(http, services, { log: options.log });
+    const segmentation = registerSegmentationRoutes(http, services, { log: options.log });
     registerTaxonomyRoutes(http, services);
     let listening: { url: string; port: number };
     try {
@@ -83,7 +83,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         (closing ??= (async () => {
           await http.close();
           // Stateless calls publish their events after replying (D24): let those land before the pipeline stops.
-          await segmentationPublished();
+          await segmentation.published();
           // Sweeps and offline computations stop between batches (a sweep resumes from its cursor at the next start).
           services.backfill.stop();
           await services.pipeline.close();

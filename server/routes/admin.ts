@@ -3,7 +3,8 @@
 
 import { randomUUID } from 'node:crypto';
 import type { HttpServer, RequestContext } from '../http/index.js';
-import { requirePrivate, type Principal, type Tenancy } from '../domain/tenancy/index.js';
+import type { Principal, Tenancy } from '../domain/tenancy/index.js';
+import { authenticatePrivate } from './auth.js';
 import { badBody, notFound } from '../errors.js';
 import { optionalEnum, optionalString, requireBodyObject, requireString } from './body.js';
 
@@ -13,8 +14,7 @@ export interface AdminDeps {
 
 export function registerAdminRoutes(http: HttpServer, { tenancy }: AdminDeps): void {
   const admin = (ctx: RequestContext): Principal => {
-    const principal = tenancy.authenticate(ctx.apiKey);
-    requirePrivate(principal, ctx.transportSecure);
+    const principal = authenticatePrivate(tenancy, ctx);
     tenancy.requireAdmin(principal);
     return principal;
   };

@@ -29,7 +29,8 @@
 
 import type { HttpServer, RequestContext } from '../http/index.js';
 import type { Services } from '../services.js';
-import { checkName, isUuid, requirePrivate, type Principal } from '../domain/tenancy/index.js';
+import { checkName, isUuid, type Principal } from '../domain/tenancy/index.js';
+import { authenticatePrivate } from './auth.js';
 import { toCohortSummary, toCohortWire, type Cohort, type CohortPatch, type CohortState } from '../domain/cohorts/index.js';
 import { formatProblem, validateQuery } from '../../engine/index.js';
 import { ServiceError, badBody, badParameter, notFound } from '../errors.js';
@@ -89,11 +90,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
   };
 
   /** D5–D7: every cohort operation needs a private key over a secure transport. */
-  const authorise = (ctx: RequestContext): Principal => {
-    const principal = tenancy.authenticate(ctx.apiKey);
-    requirePrivate(principal, ctx.transportSecure);
-    return principal;
-  };
+  const authorise = (ctx: RequestContext): Principal => authenticatePrivate(tenancy, ctx);
 
   /** The path's cohort id, lower-cased; a non-UUID names nothing (404 3000, D9). */
   const cohortIdOf = (ctx: RequestContext): string => {

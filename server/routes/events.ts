@@ -25,7 +25,7 @@ import type { NewEvent } from '../ingest/types.js';
 import { parseTimestamp } from '../../engine/query/validate/timestamps.js';
 import { badParameter, unknownUser } from '../errors.js';
 import type { Services } from '../services.js';
-import { authenticateClient } from './identity.js';
+import { authenticateClient } from './auth.js';
 
 export type EventsRouteDeps = Pick<Services, 'store' | 'tenancy' | 'identity' | 'schemas' | 'pipeline' | 'clock' | 'newId'>;
 

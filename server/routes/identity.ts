@@ -11,29 +11,12 @@
 //   alias to it; re-adding an alias the user already has answers 200 and changes nothing.
 
 import type { HttpServer, RequestContext } from '../http/index.js';
-import { requirePrivate, type Principal } from '../domain/tenancy/index.js';
+import { authenticateClient, authenticatePrivate } from './auth.js';
 import { isUuid, validateAliasBody, validateIdentifyBody } from '../domain/identity/index.js';
 import { notFound } from '../errors.js';
 import type { Services } from '../services.js';
 
 export type IdentityRouteDeps = Pick<Services, 'tenancy' | 'identity'>;
-
-/**
- * The principal of a route that public keys may call (D6): any live key, but a private key only over a secure
- * transport (D7: HTTPS, a loopback peer, or a trusted proxy's `X-Forwarded-Proto: https`).
- */
-export function authenticateClient(tenancy: Services['tenancy'], ctx: RequestContext): Principal {
-  const principal = tenancy.authenticate(ctx.apiKey);
-  if (principal.type === 'private') requirePrivate(principal, ctx.transportSecure);
-  return principal;
-}
-
-/** The principal of a private-key route (D6, D7): aliases. */
-function authenticatePrivate(tenancy: Services['tenancy'], ctx: RequestContext): Principal {
-  const principal = tenancy.authenticate(ctx.apiKey);
-  requirePrivate(principal, ctx.transportSecure);
-  return principal;
-}
 
 /** The `user_id` path parameter; a value that is not a UUID is a user that cannot exist (404 3000). */
 function userIdParam(ctx: RequestContext): string {

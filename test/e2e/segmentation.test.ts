@@ -8,8 +8,6 @@ import { aliasUserId } from '../../server/domain/identity/index.js';
 import { readUserEvents } from '../../server/domain/events/index.js';
 import {
   registerSegmentationRoutes,
-  segmentationPublished,
-  segmentationStats,
   stateSecretKey,
 } from '../../server/routes/segmentation/index.js';
 import { STATEFUL, STATELESS, at, expectError, pageview, startSegmentationHarness, type CallOptions, type SegmentationHarness } from './support-segmentation.js';
@@ -303,7 +301,7 @@ describe('validation and publication (D24)', () => {
     const org = keys.org;
     const seed = await call(STATEFUL, { user_id: randomUUID(), events: [{ name: 'Article', time: at(), properties: { words: 100 } }] });
     expect(seed.status).toBe(200);
-    const before = segmentationStats(org);
+    const before = h.segmentation.stats(org);
     const user = randomUUID();
     const response = await call(
       STATELESS,
@@ -319,9 +317,9 @@ describe('validation and publication (D24)', () => {
     );
     expectError(response, 400, 1007);
     expect(response.body.error.cause.startsWith('events[1].properties.words')).toBe(true);
-    await segmentationPublished(org);
+    await h.segmentation.published(org);
     expect(await readUserEvents(h.store, org, user)).toEqual([]);
-    expect(segmentationStats(org)).toEqual(before);
+    expect(h.segmentation.stats(org)).toEqual(before);
 
     // Conforming events pass and are published after the reply.
     const good = await call(
@@ -330,7 +328,7 @@ describe('validation and publication (D24)', () => {
       { query: 'synchronous-validation=true' },
     );
     expect(good.status).toBe(200);
-    await segmentationPublished(org);
+    await h.segmentation.published(org);
     const stored = await readUserEvents(h.store, org, user);
     expect(stored.map((event) => event.properties)).toEqual([{ words: 7 }]);
   });
@@ -338,7 +336,7 @@ describe('validation and publication (D24)', () => {
   it('by default a bad event is dropped and counted after the reply, the good ones are published', async () => {
     const org = keys.org;
     await call(STATEFUL, { user_id: randomUUID(), events: [{ name: 'Video', time: at(), properties: { seconds: 1 } }] });
-    const before = segmentationStats(org);
+    const before = h.segmentation.stats(org);
     const user = randomUUID();
     const session = randomUUID();
     const events = [
@@ -348,14 +346,14 @@ describe('validation and publication (D24)', () => {
     ];
     const response = await call(STATELESS, { user_id: user, events });
     expect(response.status).toBe(200);
-    await segmentationPublished(org);
+    await h.segmentation.published(org);
     const stored = await readUserEvents(h.store, org, user);
     expect(stored.map((event) => [event.name, event.time, event.user_id])).toEqual([
       ['Video', events[0]?.time, user],
       ['Pageview', events[2]?.time, user],
     ]);
     expect(stored[1]?.session_id).toBe(session);
-    const after = segmentationStats(org);
+    const after = h.segmentation.stats(org);
     expect(after.dropped).toBe(before.dropped + 1);
     expect(after.published).toBe(before.published + 2);
     expect(after.failed).toBe(before.failed);
@@ -368,7 +366,7 @@ describe('validation and publication (D24)', () => {
       const response = await call(STATELESS, { alias, events: [pageview()] });
       expect(response.body.user_id).toBe(user);
     }
-    await segmentationPublished(keys.org);
+    await h.segmentation.published(keys.org);
     expect(await readUserEvents(h.store, keys.org, user)).toHaveLength(3);
     const stateful = await call(STATEFUL, { user_id: user, events: [] });
     expect(stateful.body.cohorts).toContain(String(codes.pageviews3));

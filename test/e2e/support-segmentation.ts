@@ -11,7 +11,7 @@ import { openLevelStore } from '../../server/store/level.js';
 import type { Store } from '../../server/store/contract.js';
 import { openServices, type Services } from '../../server/services.js';
 import { validateQuery } from '../../engine/index.js';
-import { registerSegmentationRoutes } from '../../server/routes/segmentation/index.js';
+import { registerSegmentationRoutes, type SegmentationHandle } from '../../server/routes/segmentation/index.js';
 
 export const STATELESS = '/ccs/v1/segmentation/stateless';
 export const STATEFUL = '/ccs/v1/segmentation';
@@ -46,6 +46,8 @@ export interface SegmentationHarness {
   readonly url: string;
   readonly store: Store;
   readonly services: Services;
+  /** Publication counters of the stateless route, and a way to wait for its publications (D24). */
+  readonly segmentation: SegmentationHandle;
   readonly keys: SegmentationKeys;
   readonly otherOrg: { readonly org: string; readonly key: string };
   /** Codes of the sample cohorts: >= 3 Pageviews and a Click this session (root), any Pageview (child workspace). */
@@ -90,7 +92,7 @@ export async function startSegmentationHarness(): Promise<SegmentationHarness> {
 
   const log = process.env['SEGMENTATION_TEST_LOG'] === '1' ? (line: string) => console.error(line) : () => undefined;
   const http = createHttpServer({ host: '127.0.0.1', port: 0, trustProxy: true, log });
-  registerSegmentationRoutes(http, services, { log });
+  const segmentation = registerSegmentationRoutes(http, services, { log });
   const { url } = await http.listen();
 
   const call = async (path: string, body: unknown, options: CallOptions = {}): Promise<CallResult> => {
@@ -115,6 +117,7 @@ export async function startSegmentationHarness(): Promise<SegmentationHarness> {
     url,
     store,
     services,
+    segmentation,
     keys,
     otherOrg: { org: other.organization_id, key: other.public_key },
     codes,

@@ -22,7 +22,7 @@
 //   state or segmentation; the events are still published after the reply.
 // - Published events are appended for the resolved user (for an unknown alias, the D22 UUID v5 user), which
 //   records that user (`u!`) like tracking does; alias bindings are never written by the stateless route (D22).
-//   Non-conforming events are dropped and counted (`segmentationStats`); a failed append is logged and counted.
+//   Non-conforming events are dropped and counted (`SegmentationHandle.stats`); a failed append is logged and counted.
 // - Stateful route: the schema of every event is verified first (1007 before anything is written), then the user is
 //   resolved as for tracking (D29: `alias` is one alias of priority 0; a new alias creates and binds a user), then
 //   the events are appended and the answer waits for durability. With no events nothing is appended and the
@@ -30,17 +30,24 @@
 
 import type { HttpServer, RequestContext } from '../../http/index.js';
 import type { Services } from '../../services.js';
-import { requirePrivate, type Principal } from '../../domain/tenancy/index.js';
+import type { Principal } from '../../domain/tenancy/index.js';
+import { authenticateClient } from '../auth.js';
 import type { StatelessIdent, TrackIdent } from '../../domain/identity/index.js';
 import { ServiceError, badParameter, schemaMismatch } from '../../errors.js';
 import type { BatchOp } from '../../store/contract.js';
 import { newUserState, segment, type Transition } from '../../../engine/index.js';
 import { parseSegmentationBody, toEngineEvents, toNewEvents, type SegmentationEvent } from './body.js';
 import { PlanCache } from './plans.js';
-import { Publisher } from './publish.js';
+import { Publisher, type SegmentationStats } from './publish.js';
 import { StateSigner } from './state.js';
 
-export { segmentationPublished, segmentationStats, type SegmentationStats } from './publish.js';
+export type { SegmentationStats } from './publish.js';
+
+/** What the segmentation routes expose to their owner: publication counters and a way to wait for them. */
+export interface SegmentationHandle {
+  stats(org: string): SegmentationStats;
+  published(org?: string): Promise<void>;
+}
 export { stateSecretKey, type InternalState } from './state.js';
 export { MAX_SEGMENTATION_EVENTS } from './body.js';
 
@@ -56,19 +63,19 @@ export interface SegmentationOptions {
 
 const SWITCH = 'synchronous-validation';
 
-export function registerSegmentationRoutes(http: HttpServer, services: SegmentationDeps, options: SegmentationOptions = {}): void {
+export function registerSegmentationRoutes(
+  http: HttpServer,
+  services: SegmentationDeps,
+  options: SegmentationOptions = {},
+): SegmentationHandle {
   const { tenancy, cohorts, identity, schemas, imports, pipeline, clock, newId } = services;
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const plans = new PlanCache(cohorts);
   const signer = new StateSigner(services.store);
   const publisher = new Publisher({ schemas, pipeline, log });
 
-  const authenticate = (ctx: RequestContext): Principal => {
-    const principal = tenancy.authenticate(ctx.apiKey);
-    // D6: public keys may call both routes; D7: a private key still needs a secure transport.
-    if (principal.type === 'private') requirePrivate(principal, ctx.transportSecure);
-    return principal;
-  };
+  // D6: public keys may call both routes; D7: a private key still needs a secure transport.
+  const authenticate = (ctx: RequestContext): Principal => authenticateClient(tenancy, ctx);
 
   /** D9/D23: the codes of the cohorts the key may see, as strings, ascending. */
   const visibleCodes = (principal: Principal, codes: readonly number[]): number[] =>
@@ -138,6 +145,7 @@ export function registerSegmentationRoutes(http: HttpServer, services: Segmentat
     },
     { body: 'required' },
   );
+  return { stats: (org) => publisher.stats(org), published: (org) => publisher.published(org) };
 }
 
 /** D21: the validation switch; absent is false. */

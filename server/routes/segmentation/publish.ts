@@ -17,36 +17,6 @@ export interface SegmentationStats {
   failed: number;
 }
 
-const stats = new Map<string, SegmentationStats>();
-/** Publications started and not yet finished, by organization. */
-const pending = new Map<string, Set<Promise<void>>>();
-
-/** The organization's counters (zeros when it never published). A copy. */
-export function segmentationStats(org: string): SegmentationStats {
-  const counters = stats.get(org);
-  return counters === undefined ? { published: 0, dropped: 0, failed: 0 } : { ...counters };
-}
-
-/**
- * Resolves once every publication of the organization (of every organization when none is given) started before or
- * while waiting has finished: tests wait on it, and a graceful stop calls it before closing the pipeline.
- */
-export async function segmentationPublished(org?: string): Promise<void> {
-  for (;;) {
-    const running = org === undefined ? [...pending.values()].flatMap((set) => [...set]) : [...(pending.get(org) ?? [])];
-    if (running.length === 0) return;
-    await Promise.allSettled(running);
-  }
-}
-
-function countersOf(org: string): SegmentationStats {
-  let counters = stats.get(org);
-  if (counters === undefined) {
-    counters = { published: 0, dropped: 0, failed: 0 };
-    stats.set(org, counters);
-  }
-  return counters;
-}
 
 export interface PublishDeps {
   readonly schemas: SchemaRegistry;
@@ -63,8 +33,39 @@ export interface Publication {
 export class Publisher {
   /** Tail of each user's chain: a user's publications are appended in the order the requests arrived. */
   private readonly chains = new Map<string, Promise<void>>();
+  private readonly counters = new Map<string, SegmentationStats>();
+  /** Publications started and not yet finished, by organization. */
+  private readonly pending = new Map<string, Set<Promise<void>>>();
 
   constructor(private readonly deps: PublishDeps) {}
+
+  /** The organization's counters (zeros when it never published). A copy. */
+  stats(org: string): SegmentationStats {
+    const counters = this.counters.get(org);
+    return counters === undefined ? { published: 0, dropped: 0, failed: 0 } : { ...counters };
+  }
+
+  /**
+   * Resolves once every publication of the organization (of every organization when none is given) started before or
+   * while waiting has finished: tests wait on it, and a graceful stop calls it before closing the pipeline.
+   */
+  async published(org?: string): Promise<void> {
+    for (;;) {
+      const running =
+        org === undefined ? [...this.pending.values()].flatMap((set) => [...set]) : [...(this.pending.get(org) ?? [])];
+      if (running.length === 0) return;
+      await Promise.allSettled(running);
+    }
+  }
+
+  private countersOf(org: string): SegmentationStats {
+    let counters = this.counters.get(org);
+    if (counters === undefined) {
+      counters = { published: 0, dropped: 0, failed: 0 };
+      this.counters.set(org, counters);
+    }
+    return counters;
+  }
 
   /**
    * Starts publishing after the current turn of the event loop (the reply is written first). Registered as pending
@@ -79,22 +80,22 @@ export class Publisher {
       .then(() => this.publish(publication))
       .catch((error: unknown) => this.deps.log(`segmentation: publishing failed: ${describe(error)}`));
     this.chains.set(chainKey, run);
-    let running = pending.get(publication.org);
+    let running = this.pending.get(publication.org);
     if (running === undefined) {
       running = new Set();
-      pending.set(publication.org, running);
+      this.pending.set(publication.org, running);
     }
     const tracked = running;
     tracked.add(run);
     void run.finally(() => {
       tracked.delete(run);
-      if (tracked.size === 0 && pending.get(publication.org) === tracked) pending.delete(publication.org);
+      if (tracked.size === 0 && this.pending.get(publication.org) === tracked) this.pending.delete(publication.org);
       if (this.chains.get(chainKey) === run) this.chains.delete(chainKey);
     });
   }
 
   private async publish({ org, user, events }: Publication): Promise<void> {
-    const counters = countersOf(org);
+    const counters = this.countersOf(org);
     const accepted: NewEvent[] = [];
     const extraOps: BatchOp[] = [];
     const grown = new Set<string>();

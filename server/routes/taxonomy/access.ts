@@ -2,7 +2,8 @@
 // body normalisation those routes share.
 
 import type { RequestContext } from '../../http/index.js';
-import { requirePrivate, type Principal } from '../../domain/tenancy/index.js';
+import type { Principal } from '../../domain/tenancy/index.js';
+import { authenticatePrivate as authenticatePrivateKey } from '../auth.js';
 import type { ImportRecord } from '../../domain/imports/index.js';
 import { notFound } from '../../errors.js';
 import type { Services } from '../../services.js';
@@ -38,9 +39,7 @@ export function toImportWire(record: ImportRecord): ImportWire {
 
 /** D6/D7: every taxonomy route needs a private key over a secure transport. */
 export function authenticatePrivate(deps: TaxonomyDeps, ctx: RequestContext): Principal {
-  const principal = deps.tenancy.authenticate(ctx.apiKey);
-  requirePrivate(principal, ctx.transportSecure);
-  return principal;
+  return authenticatePrivateKey(deps.tenancy, ctx);
 }
 
 /** D9: the import if its workspace is visible to the key; unknown, another organization's or hidden: 404 3000. */
