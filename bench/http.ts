@@ -1,0 +1,178 @@
+// Benchmarks (1)-(3) over HTTP: POST /v2.0/events, the same with --fsync, and stateless segmentation (10 events and
+// a passed-back state), each run interleaved with a run of the bare uWS baseline on the same bodies and settings.
+
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runLoad, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
+import { startAudience, startBaseline, waitForIdle, type Keys, type Running } from './processes.js';
+import { ratiosOf, spreadOf, type Spread } from './stats.js';
+import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
+import { generateWireCohorts } from './workload/cohorts.js';
+import { seedWorkload, type Progress, type SeedReport } from './workload/seed.js';
+
+export interface HttpBenchOptions {
+  readonly seed: number;
+  readonly users: number;
+  readonly cohorts: number;
+  readonly runs: number;
+  readonly load: LoadSettings;
+  readonly seedConnections: number;
+  /** Users whose state stateless calls pass back (each prepared by one call without state). */
+  readonly statelessUsers: number;
+  readonly which: { readonly ingest: boolean; readonly fsync: boolean; readonly stateless: boolean };
+  readonly cpuProfileDir?: string;
+}
+
+export interface Comparison {
+  readonly runs: readonly LoadResult[];
+  readonly baselineRuns: readonly LoadResult[];
+  readonly rps: Spread;
+  readonly baselineRps: Spread;
+  /** Per-run ratio to the baseline run beside it. */
+  readonly ratio: Spread;
+  readonly p99: Spread;
+  readonly p50: Spread;
+  readonly baselineP99: Spread;
+  readonly non2xx: number;
+}
+
+export interface HttpBenchResult {
+  readonly seedReport: SeedReport;
+  readonly ingest?: Comparison;
+  readonly fsync?: Comparison & { readonly via: string };
+  readonly stateless?: Comparison & { readonly stateBytes: number };
+  readonly dataDirBytes: number;
+}
+
+function compare(runs: LoadResult[], baselineRuns: LoadResult[]): Comparison {
+  return {
+    runs,
+    baselineRuns,
+    rps: spreadOf(runs.map((r) => r.rps)),
+    baselineRps: spreadOf(baselineRuns.map((r) => r.rps)),
+    ratio: ratiosOf(runs.map((r) => r.rps), baselineRuns.map((r) => r.rps)),
+    p99: spreadOf(runs.map((r) => r.latency.p99)),
+    p50: spreadOf(runs.map((r) => r.latency.p50)),
+    baselineP99: spreadOf(baselineRuns.map((r) => r.latency.p99)),
+    non2xx: runs.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
+  };
+}
+
+const describe = (r: LoadResult): string =>
+  `${Math.round(r.rps).toLocaleString('en')} req/s, p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms` +
+  (r.non2xx + r.errors + r.timeouts > 0 ? `, ${r.non2xx} non-2xx ${r.errors} errors ${r.timeouts} timeouts ${JSON.stringify(r.statusCodes)}` : '');
+
+export async function runHttpBenches(options: HttpBenchOptions, progress: Progress): Promise<HttpBenchResult> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'audience-bench-'));
+  const running: Running[] = [];
+  const startServer = async (fsync: boolean): Promise<Running> => {
+    const server = await startAudience({ dataDir, fsync, ...(options.cpuProfileDir !== undefined && { cpuProfileDir: options.cpuProfileDir }) });
+    running.push(server);
+    return server;
+  };
+  try {
+    const baseline = await startBaseline();
+    running.push(baseline);
+    let server = await startServer(false);
+    const keys = server.keys as Keys;
+    progress(`server under test ${server.url} (pid ${server.pid}), baseline ${baseline.url} (pid ${baseline.pid}), data ${dataDir}`);
+    const { wire } = generateWireCohorts(options.seed, options.cohorts);
+    const seedReport = await seedWorkload(server.url, keys, { seed: options.seed, users: options.users, cohorts: wire, connections: options.seedConnections }, progress);
+    progress(`seeded ${seedReport.users.toLocaleString('en')} users, ${seedReport.events.toLocaleString('en')} events in ${seedReport.seconds.toFixed(0)} s`);
+
+    const track = new TrackBodies(options.seed, options.users);
+    const trackTarget = (url: string): LoadTarget => ({ url, path: '/v2.0/events', headers: { 'x-api-key': keys.publicKey }, body: () => track.next() });
+    const settle = async (label: string): Promise<void> => {
+      const waited = await waitForIdle(server.pid, 60);
+      if (waited > 2) progress(`  (${label}: waited ${waited.toFixed(0)} s for the server to go idle)`);
+    };
+    const pair = async (name: string, runs: LoadResult[], baselineRuns: LoadResult[], target: (url: string) => LoadTarget, run: number): Promise<void> => {
+      const b = await runLoad(target(baseline.url), options.load);
+      baselineRuns.push(b);
+      progress(`  ${name} run ${run}/${options.runs}: baseline ${describe(b)}`);
+      await settle(name);
+      const r = await runLoad(target(server.url), options.load);
+      runs.push(r);
+      progress(`  ${name} run ${run}/${options.runs}: audience ${describe(r)}  (ratio ${(r.rps / b.rps).toFixed(3)})`);
+    };
+
+    let statelessTarget: ((url: string) => LoadTarget) | undefined;
+    let stateBytes = 0;
+    if (options.which.stateless) {
+      progress(`preparing ${options.statelessUsers.toLocaleString('en')} stateless users' states`);
+      const stateless = new StatelessBodies(options.seed);
+      const prepared = await prepareStates(server.url, keys.publicKey, options, stateless);
+      stateBytes = prepared.reduce((sum, p) => sum + Buffer.byteLength(p.state), 0) / prepared.length;
+      statelessTarget = (url) => ({
+        url,
+        path: '/ccs/v1/segmentation/stateless',
+        headers: { 'x-api-key': keys.publicKey },
+        body: () => {
+          const user = prepared[stateless.pickIndex(prepared.length)] as { id: string; state: string };
+          return stateless.withState(user.id, user.state);
+        },
+      });
+    }
+
+    await settle('after seeding');
+    const ingest: [LoadResult[], LoadResult[]] = [[], []];
+    const statelessRuns: [LoadResult[], LoadResult[]] = [[], []];
+    for (let run = 1; run <= options.runs; run++) {
+      if (options.which.ingest) await pair('ingest', ingest[0], ingest[1], trackTarget, run);
+      if (statelessTarget !== undefined) await pair('stateless', statelessRuns[0], statelessRuns[1], statelessTarget, run);
+    }
+
+    const result: { -readonly [K in keyof HttpBenchResult]: HttpBenchResult[K] } = { seedReport, dataDirBytes: 0 };
+    if (options.which.ingest) result.ingest = compare(...ingest);
+    if (statelessTarget !== undefined) result.stateless = { ...compare(...statelessRuns), stateBytes };
+
+    if (options.which.fsync) {
+      await server.stop();
+      server = await startServer(true);
+      const via = 'audience serve --fsync';
+      progress(`restarted the server with fsync (${via}), same data`);
+      await settle('fsync start');
+      const fsync: [LoadResult[], LoadResult[]] = [[], []];
+      for (let run = 1; run <= options.runs; run++) await pair('ingest --fsync', fsync[0], fsync[1], trackTarget, run);
+      result.fsync = { ...compare(...fsync), via };
+    }
+    await server.stop();
+    result.dataDirBytes = await directoryBytes(dataDir);
+    return result;
+  } finally {
+    for (const process of running) await process.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** One call without state per stateless user; keeps the returned state (JSON text) to pass back. */
+async function prepareStates(url: string, publicKey: string, options: HttpBenchOptions, bodies: StatelessBodies): Promise<Array<{ id: string; state: string }>> {
+  const out: Array<{ id: string; state: string }> = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < options.statelessUsers) {
+      const i = next++;
+      const id = userIdOf(options.seed, i);
+      const response = await fetch(`${url}/ccs/v1/segmentation/stateless`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': publicKey },
+        body: bodies.initial(id),
+      });
+      const json = (await response.json()) as { state?: unknown };
+      if (response.status !== 200 || json.state === undefined) throw new Error(`stateless preparation answered ${response.status}: ${JSON.stringify(json).slice(0, 300)}`);
+      out.push({ id, state: JSON.stringify(json.state) });
+    }
+  };
+  await Promise.all(Array.from({ length: 16 }, worker));
+  return out;
+}
+
+async function directoryBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? await directoryBytes(path) : (await stat(path)).size;
+  }
+  return total;
+}

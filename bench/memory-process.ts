@@ -1,0 +1,81 @@
+// The process of benchmark (6): the real ingest pipeline (server/ingest, threads 0 as `serve` runs it) over LevelDB
+// in a temp dir, with the 100 bench cohorts; one event appended for each of N users, RSS read at every step.
+// Prints one JSON line per step and a final one. Run by bench/memory.ts: node dist/bench/memory-process.js N STEPS
+
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openIngestPipeline } from '../server/ingest/index.js';
+import type { NewEvent } from '../server/ingest/types.js';
+import { openLevelStore } from '../server/store/level.js';
+import { SampleGenerator } from '../engine/state/sample-cohorts.js';
+import { TrackBodies, userIdOf } from './workload/bodies.js';
+
+const users = Number(process.argv[2] ?? '1000000');
+const steps = Number(process.argv[3] ?? '10');
+const SEED = 43;
+const ORG = randomUUID();
+const IN_FLIGHT = 4_096;
+const WARM_USERS = 1_000;
+
+const dir = await mkdtemp(join(tmpdir(), 'audience-bench-memory-'));
+const store = await openLevelStore(dir);
+const cohorts = new SampleGenerator(42).cohorts(100);
+const pipeline = await openIngestPipeline({
+  store,
+  threads: 0,
+  fsync: false,
+  plans: { planFor: () => ({ version: 1, cohorts }) },
+  contexts: { contextFor: async () => ({ inImportedSegment: () => false, connectionRows: () => [] }) },
+});
+// The same event properties as the HTTP benchmark's track calls.
+const bodies = new TrackBodies(SEED, users, 0);
+const eventFor = (): NewEvent => {
+  const body = JSON.parse(bodies.forUser(0)) as { name: string; properties: Record<string, unknown> };
+  return { id: randomUUID(), name: body.name, time: new Date().toISOString(), properties: body.properties };
+};
+
+async function appendUsers(from: number, count: number): Promise<void> {
+  let next = from;
+  const end = from + count;
+  const lane = async (): Promise<void> => {
+    while (next < end) {
+      const user = userIdOf(SEED, next++);
+      await pipeline.append({ org: ORG, user, events: [eventFor()] });
+    }
+  };
+  await Promise.all(Array.from({ length: IN_FLIGHT }, lane));
+}
+
+/** RSS once the heap has settled: a GC when exposed, and a moment for LevelDB's background work. */
+async function settledRss(): Promise<number> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  gc?.();
+  await sleep(500);
+  gc?.();
+  return process.memoryUsage().rss;
+}
+
+try {
+  await appendUsers(users, WARM_USERS);
+  const base = await settledRss();
+  process.stdout.write(`${JSON.stringify({ kind: 'start', rssBytes: base })}\n`);
+  const step = Math.ceil(users / steps);
+  let seconds = 0;
+  for (let done = 0; done < users; ) {
+    const count = Math.min(step, users - done);
+    const started = Date.now();
+    await appendUsers(done, count);
+    seconds += (Date.now() - started) / 1000;
+    done += count;
+    const rss = await settledRss();
+    const { heapUsed, arrayBuffers } = process.memoryUsage();
+    process.stdout.write(`${JSON.stringify({ kind: 'step', users: done, rssBytes: rss, heapUsedBytes: heapUsed, arrayBufferBytes: arrayBuffers, eventsPerSecond: done / seconds })}\n`);
+  }
+} finally {
+  await pipeline.close();
+  await store.close();
+  await rm(dir, { recursive: true, force: true });
+}

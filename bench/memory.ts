@@ -1,0 +1,73 @@
+// Benchmark (6): resident bytes per user. A separate process (bench/memory-process.ts) runs the real ingest pipeline
+// over LevelDB with the 100 cohorts and appends one event for each of N users; its RSS is read at every step.
+
+import { spawn } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Progress } from './workload/seed.js';
+
+export interface MemoryBenchOptions {
+  readonly users: number;
+  readonly steps: number;
+}
+
+export interface MemoryPoint {
+  readonly users: number;
+  readonly rssBytes: number;
+  readonly heapUsedBytes: number;
+  /** Buffers outside the V8 heap (encoded states are Uint8Arrays). */
+  readonly arrayBufferBytes: number;
+  readonly bytesPerUser: number;
+}
+
+export interface MemoryBenchResult {
+  readonly users: number;
+  readonly baselineRssBytes: number;
+  readonly points: readonly MemoryPoint[];
+  /** (RSS at `users` - RSS after the warm-up) / users. */
+  readonly bytesPerUser: number;
+  readonly eventsPerSecond: number;
+}
+
+const PROCESS = join(dirname(fileURLToPath(import.meta.url)), 'memory-process.js');
+
+export function runMemoryBench(options: MemoryBenchOptions, progress: Progress): Promise<MemoryBenchResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--expose-gc', PROCESS, String(options.users), String(options.steps)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let buffered = '';
+    let base = 0;
+    let rate = 0;
+    const points: MemoryPoint[] = [];
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr = (stderr + text).slice(-4000);
+    });
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      buffered += text;
+      let newline: number;
+      while ((newline = buffered.indexOf('\n')) >= 0) {
+        const line = JSON.parse(buffered.slice(0, newline)) as { kind: string; users: number; rssBytes: number; heapUsedBytes: number; arrayBufferBytes: number; eventsPerSecond: number };
+        buffered = buffered.slice(newline + 1);
+        if (line.kind === 'start') {
+          base = line.rssBytes;
+          progress(`  memory: RSS ${mb(base)} after warm-up (pid ${child.pid})`);
+          continue;
+        }
+        const point = { users: line.users, rssBytes: line.rssBytes, heapUsedBytes: line.heapUsedBytes, arrayBufferBytes: line.arrayBufferBytes, bytesPerUser: (line.rssBytes - base) / line.users };
+        points.push(point);
+        rate = line.eventsPerSecond;
+        progress(`  ${point.users.toLocaleString('en')} users: RSS ${mb(point.rssBytes)}, heap ${mb(point.heapUsedBytes)}, buffers ${mb(point.arrayBufferBytes)}, ${point.bytesPerUser.toFixed(0)} B/user (${Math.round(rate).toLocaleString('en')} appends/s)`);
+      }
+    });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const last = points[points.length - 1];
+      if (code !== 0 || last === undefined) reject(new Error(`memory process exited ${code}: ${stderr.split('\n').find((l) => l.trim() !== '') ?? ''}`));
+      else resolve({ users: options.users, baselineRssBytes: base, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate });
+    });
+  });
+}
+
+export function mb(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}

@@ -1,0 +1,115 @@
+// The processes a benchmark drives: the server under test (`audience serve`, a separate process over a temp data
+// dir on an ephemeral port) and the baseline; plus their resident memory and CPU time read from /proc.
+
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+/** dist/ of this build (this file is dist/bench/processes.js once compiled). */
+const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
+export const CLI_BIN = join(DIST, 'cli', 'bin.js');
+const BASELINE = join(DIST, 'bench', 'baseline-server.js');
+
+export interface Keys {
+  readonly privateKey: string;
+  readonly publicKey: string;
+}
+
+export interface Running {
+  readonly url: string;
+  readonly pid: number;
+  /** Printed by the first start of a data dir only. */
+  readonly keys: Keys | undefined;
+  /** SIGTERM, then wait for the exit (graceful stop: the store is flushed and closed). */
+  stop(): Promise<void>;
+}
+
+export interface AudienceOptions {
+  readonly dataDir: string;
+  readonly fsync?: boolean;
+  /** Write a V8 CPU profile of the server into this directory (node --cpu-prof). */
+  readonly cpuProfileDir?: string;
+}
+
+export function startAudience(options: AudienceOptions): Promise<Running> {
+  const node = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir];
+  const serve = ['--data', options.dataDir, '--port', '0'];
+  return startProcess([...node, CLI_BIN, 'serve', ...serve, ...(options.fsync ? ['--fsync'] : [])], 'audience serve');
+}
+
+export function startBaseline(): Promise<Running> {
+  return startProcess([BASELINE, '--port', '0'], 'baseline');
+}
+
+function startProcess(args: string[], label: string): Promise<Running> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  return new Promise<Running>((resolve, reject) => {
+    const fail = (why: string): void => reject(new Error(`${label} did not start (${why}):\n${stderr.slice(-2000)}`));
+    child.once('error', (error) => fail(error.message));
+    child.once('exit', (code) => fail(`exit code ${code}`));
+    child.stderr.setEncoding('utf8').on('data', (text: string) => {
+      stderr = (stderr + text).slice(-20_000);
+    });
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      stdout += text;
+      const listening = /listening on (\S+)/.exec(stdout);
+      if (listening === null) return;
+      child.removeAllListeners('exit');
+      const privateKey = /private key[^:]*:\s*([0-9a-f-]{36})/.exec(stdout)?.[1];
+      const publicKey = /public key:\s*([0-9a-f-]{36})/.exec(stdout)?.[1];
+      resolve({
+        url: listening[1] as string,
+        pid: child.pid as number,
+        keys: privateKey && publicKey ? { privateKey, publicKey } : undefined,
+        stop: () => stopProcess(child),
+      });
+    });
+  });
+}
+
+function stopProcess(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/** Resident set size of a process, bytes (VmRSS). */
+export async function residentBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+  if (kb === undefined) throw new Error(`no VmRSS for ${pid}`);
+  return Number(kb) * 1024;
+}
+
+/** CPU time (user + system) of a process, in clock ticks (1/100 s on Linux). */
+async function cpuTicks(pid: number): Promise<number> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/**
+ * Waits until the process uses under `maxShare` of a core over a second (LevelDB compaction and write-behind
+ * snapshots settle after seeding), at most `maxSeconds`. Answers the seconds waited.
+ */
+export async function waitForIdle(pid: number, maxSeconds = 60, maxShare = 0.05): Promise<number> {
+  const start = Date.now();
+  let before = await cpuTicks(pid);
+  while (Date.now() - start < maxSeconds * 1000) {
+    await sleep(1000);
+    const now = await cpuTicks(pid);
+    if ((now - before) / 100 < maxShare) break;
+    before = now;
+  }
+  return (Date.now() - start) / 1000;
+}

@@ -1,0 +1,24 @@
+// Summaries of repeated runs: median with min-max, and per-run ratios to a baseline measured beside each run.
+
+export interface Spread {
+  readonly median: number;
+  readonly min: number;
+  readonly max: number;
+  readonly runs: readonly number[];
+}
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
+export function spreadOf(values: readonly number[]): Spread {
+  return { median: median(values), min: Math.min(...values), max: Math.max(...values), runs: [...values] };
+}
+
+/** Ratio of each run to the baseline run measured right before it. */
+export function ratiosOf(values: readonly number[], baselines: readonly number[]): Spread {
+  return spreadOf(values.map((value, i) => value / (baselines[i] as number)));
+}

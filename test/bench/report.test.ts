@@ -1,0 +1,56 @@
+// The generated README section: targets marked met/missed from the figures, a benchmark that could not run shown as
+// not available (never a number), and only the text between the markers rewritten.
+
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { BEGIN, END, renderResults, writeReadme, type BenchResults } from '../../bench/report.js';
+import { ratiosOf, spreadOf } from '../../bench/stats.js';
+import type { ReferenceBenchResult } from '../../bench/reference.js';
+
+const base: BenchResults = {
+  command: 'npm run bench',
+  machine: { cpu: 'Test CPU', cores: 2, memoryBytes: 2 ** 33, os: 'Linux', node: 'v20', loadAverage: 0.5 },
+  load: { connections: 50, pipelining: 1, durationSeconds: 15, warmupSeconds: 5, timeoutSeconds: 10 },
+  runs: 3,
+  users: 100_000,
+};
+
+const reference = (ratio: number): ReferenceBenchResult => ({ cohortsCompared: 60, history: 10_000, engineNsPerEvent: 1_000, referenceNsPerEvent: ratio * 1_000, ratio });
+
+describe('bench report', () => {
+  const dirs: string[] = [];
+  afterEach(async () => {
+    for (const dir of dirs.splice(0)) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('summarises runs as median with min-max, and ratios run by run', () => {
+    expect(spreadOf([3, 1, 2])).toMatchObject({ median: 2, min: 1, max: 3 });
+    expect(ratiosOf([10, 30, 20], [100, 100, 40])).toMatchObject({ median: 0.3, min: 0.1, max: 0.5 });
+  });
+
+  it('marks a target met or missed from the measured figure', () => {
+    const met = renderResults({ ...base, reference: { ok: true, at: 'now', value: reference(1500) } });
+    expect(met).toMatch(/reference evaluator at 10,000 events of history \| ≥ 1000× \| 1,500× \| met \|/);
+    const missed = renderResults({ ...base, reference: { ok: true, at: 'now', value: reference(900) } });
+    expect(missed).toMatch(/\| 900× \| \*\*missed\*\* \|/);
+  });
+
+  it('shows a benchmark that could not run as not available, with no figure', () => {
+    const text = renderResults({ ...base, backfill: { ok: false, at: 'now', reason: 'not yet available (bench/backfill.ts is not built)' } });
+    expect(text).toMatch(/\| Backfill events\/s \| ≥ 200,000 \| not available: not yet available/);
+    expect(text).not.toMatch(/Backfill events\/s \| ≥ 200,000 \| \d/);
+  });
+
+  it('rewrites only the section between the markers', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'bench-report-'));
+    dirs.push(dir);
+    const path = join(dir, 'README.md');
+    await writeFile(path, `# Title\nintro\n\n${BEGIN}\nold figures\n${END}\ntrailer\n`);
+    await writeReadme(path, 'new figures');
+    expect(await readFile(path, 'utf8')).toBe(`# Title\nintro\n\n${BEGIN}\nnew figures\n${END}\ntrailer\n`);
+    await writeReadme(join(dir, 'missing.md'), 'first');
+    expect(await readFile(join(dir, 'missing.md'), 'utf8')).toContain(`${BEGIN}\nfirst\n${END}`);
+  });
+});
