@@ -1,11 +1,25 @@
 // In-process benchmark of the segment step: events/s on one thread with 100 mixed cohorts and 10,000 users, the
-// per-event cost with long vs short history, and encoded state size. Seeded, fixed settings; JSON to stdout.
+// per-event cost with long vs short history, encoded state size, and the same work through the reference evaluator
+// (ratio). Seeded, fixed settings; JSON to stdout.
 // Run: npm run build && node dist/bench/engine.js
 
 import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
-import { compilePlan, decodeState, encodeState, newUserState, segment, type EngineEvent, type Plan, type SegmentContext, type UserState } from '../engine/index.js';
+import {
+  compilePlan,
+  decodeState,
+  encodeState,
+  newUserState,
+  segment,
+  type CohortDefinition,
+  type EngineEvent,
+  type Plan,
+  type SegmentContext,
+  type UserState,
+} from '../engine/index.js';
 import { SampleGenerator } from '../engine/state/sample-cohorts.js';
+import { ReferenceRun } from '../test/reference/index.js';
+import { PROVIDERS, toWireQuery } from './workload/cohorts.js';
 
 export interface EngineBenchOptions {
   readonly seed: number;
@@ -19,6 +33,10 @@ export interface EngineBenchOptions {
   /** Users and repetitions of the history comparison (each repetition: 10 events per user from a restored state). */
   readonly historyUsers: number;
   readonly historyRepetitions: number;
+  /** Reference ratio: users with `referenceHistory` prior events, `referenceEvents` new events timed per user. */
+  readonly referenceHistory: number;
+  readonly referenceUsers: number;
+  readonly referenceEvents: number;
 }
 
 export const DEFAULT_ENGINE_BENCH: EngineBenchOptions = {
@@ -31,6 +49,9 @@ export const DEFAULT_ENGINE_BENCH: EngineBenchOptions = {
   shortHistory: 10,
   historyUsers: 10,
   historyRepetitions: 100,
+  referenceHistory: 10_000,
+  referenceUsers: 2,
+  referenceEvents: 3,
 };
 
 export interface EngineBenchResult {
@@ -51,6 +72,13 @@ export interface EngineBenchResult {
   readonly stateBytesPerUser: number;
   readonly stateBytesPerUserPerCohort: number;
   readonly longHistoryStateBytes: number;
+  /** One more event at `referenceHistory` prior events, all cohorts (transition clauses included). */
+  readonly engineNsPerEventAtReferenceHistory: number;
+  readonly referenceNsPerEvent: number;
+  /** reference / engine; target >= 1000. */
+  readonly referenceRatio: number;
+  /** Whether the reference's memberships after the timed events equal the engine's (a check on the comparison). */
+  readonly referenceAgrees: boolean;
 }
 
 const EVENTS_PER_REPETITION = 10;
@@ -97,6 +125,7 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
   // History: the same work from states with short vs long history.
   const short = historyCost(plan, pool, contexts, settings, settings.shortHistory);
   const long = historyCost(plan, pool, contexts, settings, settings.longHistory);
+  const reference = referenceCost(plan, cohorts, pool, contexts, settings);
 
   return {
     settings,
@@ -112,6 +141,10 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
     stateBytesPerUser,
     stateBytesPerUserPerCohort: stateBytesPerUser / settings.cohorts,
     longHistoryStateBytes: long.stateBytes,
+    engineNsPerEventAtReferenceHistory: reference.engineNs,
+    referenceNsPerEvent: reference.referenceNs,
+    referenceRatio: reference.referenceNs / reference.engineNs,
+    referenceAgrees: reference.agrees,
   };
 }
 
@@ -173,6 +206,65 @@ function historyCost(
   return { nsPerEvent: Number(elapsed) / events, stateBytes };
 }
 
+/**
+ * The same work through the reference evaluator (test/reference), which recomputes every cohort over the whole
+ * history at each event. Its history is seeded with the engine's memberships after each prior event (the
+ * differential test holds them equal), so only the timed steps are evaluated from scratch; the engine's figure is
+ * the same events from a restored state (decoded and bound outside the timing, averaged over repetitions).
+ */
+function referenceCost(
+  plan: Plan,
+  cohorts: readonly CohortDefinition[],
+  pool: readonly EngineEvent[],
+  contexts: readonly SegmentContext[],
+  settings: EngineBenchOptions,
+): { engineNs: number; referenceNs: number; agrees: boolean } {
+  const wire = cohorts.map((c) => ({ code: c.code, query: toWireQuery(c.query) }));
+  let engineNs = 0;
+  let engineEvents = 0;
+  let referenceNs = 0;
+  let referenceEvents = 0;
+  let agrees = true;
+  for (let user = 0; user < settings.referenceUsers; user++) {
+    const ctx = contexts[user % contexts.length] as SegmentContext;
+    const events = streamOf(pool, user * 611, settings.referenceHistory + settings.referenceEvents, Date.UTC(2026, 0, 1));
+    const run = new ReferenceRun(wire, wireContext(ctx));
+    const state = newUserState();
+    for (let i = 0; i < settings.referenceHistory; i++) {
+      const event = events[i] as EngineEvent;
+      run.seed(event, segment(plan, state, [event], ctx).memberships);
+    }
+    const snapshot = encodeState(state);
+    const measured = events.slice(settings.referenceHistory);
+    const expected = measured.map((event) => JSON.stringify(segment(plan, state, [event], ctx).memberships));
+    for (let rep = 0; rep < 200; rep++) {
+      const restored = decodeState(snapshot);
+      segment(plan, restored, [], ctx);
+      const start = process.hrtime.bigint();
+      for (const event of measured) segment(plan, restored, [event], ctx);
+      engineNs += Number(process.hrtime.bigint() - start);
+      engineEvents += measured.length;
+    }
+    measured.forEach((event, k) => {
+      const start = process.hrtime.bigint();
+      const step = run.step(event);
+      referenceNs += Number(process.hrtime.bigint() - start);
+      referenceEvents++;
+      if (JSON.stringify(step.memberships) !== expected[k]) agrees = false;
+    });
+  }
+  return { engineNs: engineNs / engineEvents, referenceNs: referenceNs / referenceEvents, agrees };
+}
+
+/** The context as the wire cohorts ask it: their imported-segment providers are the workload's import codes. */
+function wireContext(ctx: SegmentContext): SegmentContext {
+  const sampleProvider = (provider: string): string => (provider === PROVIDERS.third || provider === PROVIDERS.second ? 'p' : provider);
+  return {
+    inImportedSegment: (relation, provider, segment) => ctx.inImportedSegment(relation, sampleProvider(provider), segment),
+    connectionRows: (provider) => ctx.connectionRows(provider),
+  };
+}
+
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
@@ -192,6 +284,9 @@ function printTable(result: EngineBenchResult): void {
     ['state bytes per user', result.stateBytesPerUser.toFixed(0)],
     ['state bytes per user per cohort', result.stateBytesPerUserPerCohort.toFixed(1)],
     ['state bytes, long-history user', result.longHistoryStateBytes.toFixed(0)],
+    [`engine ns/event at ${result.settings.referenceHistory.toLocaleString('en')} prior events`, result.engineNsPerEventAtReferenceHistory.toFixed(0)],
+    ['reference ns/event (same work)', result.referenceNsPerEvent.toFixed(0)],
+    ['reference / engine (target >= 1000)', `${result.referenceRatio.toFixed(0)}${result.referenceAgrees ? '' : ' (memberships DIFFER)'}`],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   process.stderr.write(`${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);

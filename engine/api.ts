@@ -18,7 +18,11 @@ export interface ConnectionRow {
   readonly properties: Readonly<Record<string, unknown>>;
 }
 
-/** Read-only lookups of one user's imported data, provided by the caller (E13, E14). */
+/**
+ * Read-only lookups of one user's imported data, provided by the caller (E13, E14). Answers are taken as constant for
+ * the duration of one `segment` / `evaluateAt` call (each question may be asked once, or not at all when its answer
+ * cannot matter); a rows list must not be changed once returned. New data comes with the next call.
+ */
 export interface SegmentContext {
   inImportedSegment(relation: '2nd' | '3rd', provider: string, segment: string): boolean;
   connectionRows(provider: string): readonly ConnectionRow[];

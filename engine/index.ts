@@ -6,5 +6,6 @@ export * from './api.js';
 export * from './errors.js';
 export type * from './query/ast.js';
 export { compilePlan, Plan } from './plan/index.js';
-export { newUserState, segment, encodeState, decodeState, membershipsOf, missingSlots, adoptSlots, STATE_FORMAT } from './state/index.js';
+export type { CompileOptions } from './plan/index.js';
+export { newUserState, segment, evaluateAt, encodeState, decodeState, membershipsOf, missingSlots, adoptSlots, STATE_FORMAT } from './state/index.js';
 export type { UserState, SegmentResult } from './state/index.js';

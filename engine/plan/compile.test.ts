@@ -1,10 +1,14 @@
 // compilePlan: shared slots by canonical key, count caps, fingerprints in transition keys, and the reference checks
-// (D18): unknown codes and cycles rejected with stable codes.
+// (D18): unknown codes and cycles rejected with stable codes; inactive cohorts (E21).
 
 import { describe, expect, it } from 'vitest';
 import { EngineError } from '../errors.js';
 import type { Clause } from '../query/ast.js';
-import { DAY, MINUTE, cohort, eq, expr, gte, lt, pred, str, theLast } from '../state/test-queries.js';
+import { EMPTY_CONTEXT } from '../api.js';
+import { decodeState, encodeState } from '../state/codec.js';
+import { segment } from '../state/segment.js';
+import { DAY, MINUTE, T0, cohort, eq, ev, expr, gte, lt, pred, str, theLast } from '../state/test-queries.js';
+import { newUserState } from '../state/user-state.js';
 import { compilePlan } from './compile.js';
 import { countCap } from './comparison.js';
 
@@ -73,6 +77,42 @@ describe('references (D18)', () => {
 
   it('rejects duplicate codes', () => {
     expect(codeOf(() => compilePlan([cohort(1, expr('A')), cohort(1, expr('B'))], 1))).toBe('ENGINE_INVALID_QUERY');
+  });
+});
+
+describe('inactive cohorts (E21, D19)', () => {
+  const notEntered = (segment: number): Clause => ({ kind: 'transition', op: 'has_not_entered', segment });
+  const exited = (segment: number): Clause => ({ kind: 'transition', op: 'has_exited', segment });
+
+  it('a transition clause naming an inactive code compiles; one naming a code neither active nor inactive throws', () => {
+    expect(codeOf(() => compilePlan([cohort(1, entered(2))], 1, { inactive: [2] }))).toBeUndefined();
+    expect(codeOf(() => compilePlan([cohort(1, entered(2)), cohort(3, entered(4))], 1, { inactive: [2] }))).toBe('ENGINE_UNKNOWN_COHORT');
+  });
+
+  it('a code both in the plan and inactive is ENGINE_INVALID_QUERY', () => {
+    expect(codeOf(() => compilePlan([cohort(1, expr('A'))], 1, { inactive: [1] }))).toBe('ENGINE_INVALID_QUERY');
+  });
+
+  it('no entry or exit of an inactive cohort ever happens: has_ never holds, has_not_ always does (no slot)', () => {
+    const plan = compilePlan([cohort(1, entered(9)), cohort(2, notEntered(9)), cohort(3, exited(9)), cohort(4, [entered(9), expr('A')])], 1, { inactive: [9] });
+    expect(plan.slotKeys).toHaveLength(1);
+    const state = newUserState();
+    expect(segment(plan, state, [ev('B', T0)], EMPTY_CONTEXT).memberships).toEqual([2]);
+    expect(segment(plan, state, [ev('A', T0 + 1)], EMPTY_CONTEXT).memberships).toEqual([2, 4]);
+    const decoded = decodeState(encodeState(state));
+    expect(segment(plan, decoded, [ev('B', T0 + 2)], EMPTY_CONTEXT).memberships).toEqual([2, 4]);
+  });
+
+  it('inactive codes impose no order and form no cycle (an inactive cohort is not evaluated)', () => {
+    const plan = compilePlan([cohort(1, entered(3)), cohort(2, entered(1))], 1, { inactive: [3] });
+    expect(plan.cohorts.map((c) => c.code)).toEqual([1, 2]);
+  });
+
+  it('enabling a named cohort gives new keys to the slots hearing the cohorts that name it (D19 backfill)', () => {
+    const before = compilePlan([cohort(1, entered(3)), cohort(2, entered(1))], 1, { inactive: [3] });
+    const after = compilePlan([cohort(1, entered(3)), cohort(2, entered(1)), cohort(3, expr('A'))], 2);
+    expect(before.slotKeys).toHaveLength(1);
+    expect(after.slotKeys.some((key) => before.slotKeys.includes(key))).toBe(false);
   });
 });
 

@@ -15,6 +15,7 @@ import { canonicalJson, digestOf, slotIdOf } from './canonical.js';
 import { compileComparison, countCap } from './comparison.js';
 import { compileWhere } from './conditions/index.js';
 import { compileConnections } from './connections.js';
+import { ContextMemo } from './context-memo.js';
 import { orderCohorts } from './order.js';
 import { Plan, type ClauseTest, type CompiledCohort, type FilterGroup } from './plan.js';
 
@@ -28,21 +29,36 @@ interface SlotRequest {
   readonly where: Where | undefined;
 }
 
-export function compilePlan(cohorts: readonly CohortDefinition[], version: number): Plan {
+export interface CompileOptions {
+  /**
+   * E21: codes of cohorts that exist but are not evaluated (disabled or offline, D19, D20). A transition clause
+   * naming one sees no entries or exits, ever. A code named by a transition clause that is neither in the plan nor
+   * here is ENGINE_UNKNOWN_COHORT.
+   */
+  readonly inactive?: readonly number[];
+}
+
+export function compilePlan(cohorts: readonly CohortDefinition[], version: number, options: CompileOptions = {}): Plan {
+  const inactive = new Set(options.inactive ?? []);
   const references = new Map<number, number[]>();
   for (const cohort of cohorts) {
     if (references.has(cohort.code)) {
       throw new EngineError('ENGINE_INVALID_QUERY', `cohort code ${cohort.code} appears twice`, String(cohort.code));
     }
-    references.set(cohort.code, referencesOf(cohort.query));
+    if (inactive.has(cohort.code)) {
+      throw new EngineError('ENGINE_INVALID_QUERY', `cohort code ${cohort.code} is both in the plan and inactive`, String(cohort.code));
+    }
+    // Inactive cohorts are not evaluated, so they impose no order (and cannot be part of a cycle).
+    references.set(cohort.code, referencesOf(cohort.query).filter((code) => !inactive.has(code)));
   }
   const order = orderCohorts(references);
   const byCode = new Map(cohorts.map((cohort) => [cohort.code, cohort]));
-  const fingerprints = fingerprintCohorts(order, byCode, references);
+  const fingerprints = fingerprintCohorts(order, byCode, references, inactive);
 
   // Pass 1: every slot request, merged by key (the largest count cap wins, so one ring serves every cohort).
   const requests = new Map<string, SlotRequest>();
   const requestOf = (clause: Clause): SlotRequest | undefined => {
+    if (namesInactive(clause, inactive)) return undefined;
     const request = slotRequestOf(clause, fingerprints);
     if (request === undefined) return undefined;
     const known = requests.get(request.key);
@@ -73,6 +89,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
 
   // Pass 2: clause tests (flattened in evaluation order), and which clauses read which slots.
   const clauseTests: ClauseTest[] = [];
+  const contextMemo = new ContextMemo();
   const clauseCohort: number[] = [];
   const clauseVolatile: number[] = [];
   const dependents: number[][] = slots.map(() => []);
@@ -82,12 +99,19 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
     const groupEnds: number[] = [];
     for (const group of (byCode.get(code) as CohortDefinition).query.and) {
       for (const clause of group.or) {
-        const request = slotRequestOf(clause, fingerprints);
         clauseCohort.push(position);
+        if (namesInactive(clause, inactive)) {
+          // E21: no entry or exit ever happens; the answer is constant (has_not_* holds, has_* does not).
+          const holds = clause.kind === 'transition' && (clause.op === 'has_not_entered' || clause.op === 'has_not_exited');
+          clauseVolatile.push(0);
+          clauseTests.push(() => holds);
+          continue;
+        }
+        const request = slotRequestOf(clause, fingerprints);
         if (request === undefined) {
           volatile = true;
           clauseVolatile.push(1);
-          clauseTests.push(compileContextClause(clause));
+          clauseTests.push(compileContextClause(clause, contextMemo));
           continue;
         }
         const index = indexOfKey.get(request.key) as number;
@@ -145,6 +169,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
     dependents: dependents.map((list) => Int32Array.from(list)),
     entered: entered.map((list) => Int32Array.from(list)),
     exited: exited.map((list) => Int32Array.from(list)),
+    contextMemo,
   });
 }
 
@@ -163,14 +188,23 @@ function fingerprintCohorts(
   order: readonly number[],
   byCode: ReadonlyMap<number, CohortDefinition>,
   references: ReadonlyMap<number, readonly number[]>,
+  inactive: ReadonlySet<number>,
 ): Map<number, string> {
   const out = new Map<number, string>();
   for (const code of order) {
-    const refs = [...new Set(references.get(code) ?? [])].sort((a, b) => a - b);
-    const text = canonicalJson({ query: (byCode.get(code) as CohortDefinition).query, refs: refs.map((ref) => [ref, out.get(ref)]) });
+    const query = (byCode.get(code) as CohortDefinition).query;
+    // Named inactive cohorts count as 'inactive' (E21): enabling one changes the fingerprint of every cohort naming
+    // it, so the transition slots hearing those cohorts start fresh and are backfilled (D19).
+    const refs = [...new Set([...(references.get(code) ?? []), ...referencesOf(query).filter((ref) => inactive.has(ref))])].sort((a, b) => a - b);
+    const text = canonicalJson({ query, refs: refs.map((ref) => [ref, inactive.has(ref) ? 'inactive' : out.get(ref)]) });
     out.set(code, digestOf(text));
   }
   return out;
+}
+
+/** E21: a transition clause naming a cohort that exists but is not evaluated. */
+function namesInactive(clause: Clause, inactive: ReadonlySet<number>): boolean {
+  return clause.kind === 'transition' && inactive.has(clause.segment);
 }
 
 /** Normalised `during` for keys: `the_last` by its length only (10 minutes and 600 seconds share a slot). */
@@ -280,16 +314,17 @@ function compileSlotClause(clause: Clause, slot: SlotDef): ClauseTest {
 }
 
 /** Clauses answered by the context at each event (E13, E14). */
-function compileContextClause(clause: Clause): ClauseTest {
+function compileContextClause(clause: Clause, memo: ContextMemo): ClauseTest {
   switch (clause.kind) {
     case 'membership': {
       const relation = clause.op === 'in_third_party_segment' || clause.op === 'not_in_third_party_segment' ? '3rd' : '2nd';
       const negate = clause.op.startsWith('not_');
       const { provider, segment } = clause;
-      return (_u, ctx) => ctx.inImportedSegment(relation, provider, segment) !== negate;
+      const index = memo.segmentIndex(relation, provider, segment);
+      return (_u, ctx) => memo.inImportedSegment(ctx, index, relation, provider, segment) !== negate;
     }
     case 'connections':
-      return compileConnections(clause);
+      return compileConnections(clause, memo);
     default:
       throw new Error(`clause kind ${clause.kind} needs a slot`);
   }

@@ -5,6 +5,7 @@ import type { ConnectionRow } from '../api.js';
 import type { ConnectionsClause } from '../query/ast.js';
 import { compileComparison } from './comparison.js';
 import { compileWhere } from './conditions/index.js';
+import type { ContextMemo } from './context-memo.js';
 import type { ClauseTest } from './plan.js';
 
 interface PreparedRows {
@@ -14,11 +15,12 @@ interface PreparedRows {
   readonly fixedCount: number | undefined;
 }
 
-export function compileConnections(clause: ConnectionsClause): ClauseTest {
+export function compileConnections(clause: ConnectionsClause, memo: ContextMemo): ClauseTest {
   const filter = clause.filters === undefined ? undefined : compileWhere(clause.filters);
   const test = compileComparison(clause.frequency);
   const negate = clause.op === 'not_in_connections_import_segment';
   const provider = clause.provider;
+  const providerIndex = memo.providerIndex(provider);
   const during = clause.during;
   const cache = new WeakMap<readonly ConnectionRow[], PreparedRows>();
   let lastRows: readonly ConnectionRow[] | undefined;
@@ -60,7 +62,7 @@ export function compileConnections(clause: ConnectionsClause): ClauseTest {
   };
 
   return (u, ctx) => {
-    const rows = ctx.connectionRows(provider);
+    const rows = memo.connectionRows(ctx, providerIndex, provider);
     let count = 0;
     if (rows.length > 0) {
       let prepared = rows === lastRows ? lastPrepared : cache.get(rows);

@@ -1,4 +1,4 @@
 // The compiler: cohorts -> Plan (slots, clause tests, event index, dependency order).
 
-export { compilePlan } from './compile.js';
+export { compilePlan, type CompileOptions } from './compile.js';
 export { Plan } from './plan.js';

@@ -4,6 +4,7 @@
 import type { SegmentContext } from '../api.js';
 import type { SlotDef, SlotStore } from '../state/slots/types.js';
 import type { ValueTest } from './conditions/index.js';
+import type { ContextMemo } from './context-memo.js';
 
 /** One clause compiled: reads slot data (or the context) and answers whether the clause holds now. */
 export type ClauseTest = (u: SlotStore, ctx: SegmentContext) => boolean;
@@ -41,6 +42,8 @@ export interface PlanParts {
   /** Per cohort position: indexes of the transition slots hearing its entries / exits. */
   readonly entered: readonly Int32Array[];
   readonly exited: readonly Int32Array[];
+  /** The memo the context clauses ask through. */
+  readonly contextMemo: ContextMemo;
 }
 
 export class Plan {
@@ -79,6 +82,18 @@ export class Plan {
   readonly exited: readonly Int32Array[];
   /** @internal Positions of cohorts evaluated at every event. */
   readonly volatile: Uint8Array;
+  /** @internal Context answers shared by the clauses within one call (started by segment / evaluateAt). */
+  readonly contextMemo: ContextMemo;
+  /**
+   * @internal The same CNF and reader lists flattened for the hot loops (one typed array each, no per-cohort
+   * objects): cohort p's clauses start at cohortStart[p], its groups are groupEnds[cohortGroups[p] ..
+   * cohortGroups[p + 1]); slot i's readers are readers[readerStart[i] .. readerStart[i + 1]).
+   */
+  readonly cohortStart: Int32Array;
+  readonly cohortGroups: Int32Array;
+  readonly groupEnds: Int32Array;
+  readonly readerStart: Int32Array;
+  readonly readers: Int32Array;
 
   constructor(parts: PlanParts) {
     this.version = parts.version;
@@ -109,6 +124,7 @@ export class Plan {
     this.dependents = parts.dependents;
     this.entered = parts.entered;
     this.exited = parts.exited;
+    this.contextMemo = parts.contextMemo;
     const positions = this.cohorts.map((cohort, position) => ({ code: cohort.code, position }));
     positions.sort((a, b) => a.code - b.code);
     this.byCode = Int32Array.from(positions.map((p) => p.position));
@@ -120,9 +136,21 @@ export class Plan {
     this.viewSlots = indexesWhere(this.slots, (slot) => slot.resetsOnView);
     this.timedSlots = indexesWhere(this.slots, (slot) => slot.timed);
     this.volatile = Uint8Array.from(this.cohorts.map((cohort) => (cohort.volatile ? 1 : 0)));
+    this.cohortStart = Int32Array.from(this.cohorts.map((cohort) => cohort.start));
+    this.cohortGroups = Int32Array.from(offsetsOf(this.cohorts.map((cohort) => cohort.groupEnds.length)));
+    this.groupEnds = Int32Array.from(this.cohorts.flatMap((cohort) => Array.from(cohort.groupEnds)));
+    this.readerStart = Int32Array.from(offsetsOf(this.dependents.map((list) => list.length)));
+    this.readers = Int32Array.from(this.dependents.flatMap((list) => Array.from(list)));
     Object.freeze(this);
   }
 
+}
+
+/** [0, a, a + b, ...]: where each run of the given lengths starts, and the total. */
+function offsetsOf(lengths: readonly number[]): number[] {
+  const out = [0];
+  for (const length of lengths) out.push((out[out.length - 1] as number) + length);
+  return out;
 }
 
 function indexesWhere(slots: readonly SlotDef[], keep: (slot: SlotDef) => boolean): Int32Array {

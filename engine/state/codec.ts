@@ -14,7 +14,8 @@ const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, copyBuffer
 /*
  * Layout (format 1; slot tuples: numbers, NaN as null, then objects; see SLOTS.md):
  * [format, count, time, sessionKey, sessionStartIndex, sessionStartTime,
- *  viewKind, viewKey, viewStartIndex, viewStartTime, memberCodes[], freshIds[], slotIds[], slotData[]]
+ *  viewKind, viewKey, viewStartIndex, viewStartTime, memberCodes[], freshIds[], slotIds[], slotData[], eventTime?]
+ * `eventTime` (the latest event's effective time, E2/E20) is written only when a re-evaluation moved `time` past it.
  */
 const FIELDS = 14;
 
@@ -37,6 +38,7 @@ export function encodeState(state: UserState): Uint8Array {
     [...state.fresh],
     ids,
     data,
+    ...(state.eventTime !== state.time ? [state.eventTime] : []),
   ]);
   // A copy: msgpackr hands out views of a shared buffer.
   return new Uint8Array(packed);
@@ -50,12 +52,14 @@ export function decodeState(bytes: Uint8Array): UserState {
   } catch (error) {
     throw bad('not msgpack', error);
   }
-  if (!Array.isArray(value) || value.length !== FIELDS) throw bad('not a state array');
+  if (!Array.isArray(value) || (value.length !== FIELDS && value.length !== FIELDS + 1)) throw bad('not a state array');
   const [format, count, time, sessionKey, sessionStartIndex, sessionStartTime, viewKind, viewKey, viewStartIndex, viewStartTime, members, fresh, ids, data] =
     value as unknown[];
+  const eventTime: unknown = value.length > FIELDS ? value[FIELDS] : time;
   if (format !== STATE_FORMAT) throw bad(`unknown state format ${String(format)}`);
   if (!isCount(count) || !isTime(time) || !isCount(sessionStartIndex) || !isTime(sessionStartTime)) throw bad('bad trackers');
   if (!isCount(viewStartIndex) || !isTime(viewStartTime)) throw bad('bad trackers');
+  if (!isTime(eventTime) || eventTime > time) throw bad('bad event time');
   if (!(sessionKey === null || typeof sessionKey === 'string')) throw bad('bad session key');
   if (typeof viewKind !== 'number' || viewKind < VIEW_NONE || viewKind > VIEW_GIVEN || !Number.isInteger(viewKind)) throw bad('bad view kind');
   if (!(viewKey === null || typeof viewKey === 'string')) throw bad('bad view key');
@@ -66,6 +70,7 @@ export function decodeState(bytes: Uint8Array): UserState {
   state.count = count;
   state.time = time;
   state.prevTime = time;
+  state.eventTime = eventTime;
   state.sessionKey = sessionKey;
   state.sessionStartIndex = sessionStartIndex;
   state.sessionStartTime = sessionStartTime;

@@ -3,7 +3,7 @@
 
 import type { Plan } from '../plan/plan.js';
 import type { SlotDef } from './slots/types.js';
-import { bindState, type UserState } from './user-state.js';
+import { bindState, forgetClauseResults, type UserState } from './user-state.js';
 
 /** Canonical keys of the plan's slots the state lacks (or holds only partially). Binds the state to `plan`. */
 export function missingSlots(plan: Plan, state: UserState): string[] {
@@ -33,5 +33,5 @@ export function adoptSlots(plan: Plan, target: UserState, source: UserState, key
   target.membershipList = undefined;
   target.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
   target.nextExpiry = Number.NEGATIVE_INFINITY;
-  target.evaluateAll = true;
+  forgetClauseResults(target, plan);
 }

@@ -1,12 +1,13 @@
 // The pure segment step: (plan, state, events, ctx) -> (state', transitions, memberships). Per event: advance the
 // trackers, reset run-scoped slots, age timed slots, update the slots the event's name can change (one `where`
 // evaluation per group), then re-evaluate the cohorts whose inputs changed in dependency order (E5, E12, E19).
+// Also the re-evaluation without an event (E20): age, then re-evaluate.
 
 import type { EngineEvent, SegmentContext, Transition } from '../api.js';
 import type { ClauseTest, CompiledCohort, FilterGroup, Plan } from '../plan/plan.js';
 import type { SlotDef, TransitionSlotDef } from './slots/types.js';
 import { SESSION_CHANGED, VIEW_CHANGED, advanceTrackers } from './trackers.js';
-import { bindState, membershipsOf, noteTransition, type UserState } from './user-state.js';
+import { CLAUSE_STALE, bindState, membershipsOf, noteTransition, type UserState } from './user-state.js';
 
 export interface SegmentResult {
   readonly state: UserState;
@@ -15,72 +16,129 @@ export interface SegmentResult {
   readonly memberships: number[];
 }
 
-/** Runs `events` (in arrival order) through `plan`. Mutates and returns `state`. */
-/** Which clauses (and their cohorts) read a slot whose value may have changed at this event. */
+/**
+ * Which cohorts read a slot whose value may have changed at this event (the clauses reading it are marked
+ * CLAUSE_STALE in the user's own flags, which `flags` / `base` point at during a call).
+ */
 interface Dirty {
-  readonly clauses: Uint8Array;
   readonly cohorts: Uint8Array;
   readonly clauseCohort: Int32Array;
+  flags: Uint8Array;
+  base: number;
 }
 
 /**
  * Scratch flags reused across calls (every flag is cleared as its cohort is visited, so they are clean between
  * events); a nested call (from a context callback) gets its own, and a throw clears them.
  */
-let scratch: Dirty = { clauses: new Uint8Array(256), cohorts: new Uint8Array(64), clauseCohort: new Int32Array(0) };
+let scratch: Dirty = { cohorts: new Uint8Array(64), clauseCohort: new Int32Array(0), flags: new Uint8Array(0), base: 0 };
 let scratchBusy = false;
+
+/** What a transition clause's `where` sees at a re-evaluation: an event with no properties (E20). */
+const NO_PROPERTIES: Readonly<Record<string, unknown>> = Object.freeze({});
 
 /** Runs `events` (in arrival order) through `plan`. Mutates and returns `state`. */
 export function segment(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: SegmentContext): SegmentResult {
   bindState(state, plan);
-  const clauses = plan.clauseTests.length;
-  const cohorts = plan.cohorts.length;
-  if (scratchBusy) {
-    const own: Dirty = { clauses: new Uint8Array(clauses), cohorts: new Uint8Array(cohorts), clauseCohort: plan.clauseCohort };
-    const transitions = run(plan, state, events, ctx, own);
-    return { state, transitions, memberships: membershipsOf(state) };
-  }
-  if (scratch.clauses.length < clauses || scratch.cohorts.length < cohorts || scratch.clauseCohort !== plan.clauseCohort) {
-    scratch = {
-      clauses: scratch.clauses.length < clauses ? new Uint8Array(clauses * 2) : scratch.clauses,
-      cohorts: scratch.cohorts.length < cohorts ? new Uint8Array(cohorts * 2) : scratch.cohorts,
-      clauseCohort: plan.clauseCohort,
-    };
-  }
-  scratchBusy = true;
+  plan.contextMemo.startCall();
+  const dirty = takeScratch(plan, state);
   try {
-    const transitions = run(plan, state, events, ctx, scratch);
+    const transitions = run(plan, state, events, ctx, dirty);
     return { state, transitions, memberships: membershipsOf(state) };
   } catch (error) {
-    scratch.clauses.fill(0);
-    scratch.cohorts.fill(0);
+    // The dirty marks are lost: every cohort is decided again at the next event (stale clauses stay stale).
+    dirty.cohorts.fill(0);
+    state.evaluateAll = true;
     throw error;
   } finally {
-    scratchBusy = false;
+    releaseScratch(dirty);
   }
 }
 
-function touch(readers: Int32Array, dirty: Dirty): void {
-  for (let k = 0; k < readers.length; k++) {
+/**
+ * E20: re-evaluates the user at `now` without an event (imported data changed, D27): time advances to
+ * max(now, previous effective time), timed windows age, context clauses read `ctx`; nothing new is counted. Its
+ * transitions have `eventIndex` -1 and time `now`. A user with no events is not evaluated (E5). Mutates `state`.
+ */
+export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: SegmentContext): SegmentResult {
+  bindState(state, plan);
+  if (state.count === 0) return { state, transitions: [], memberships: membershipsOf(state) };
+  plan.contextMemo.startCall();
+  const dirty = takeScratch(plan, state);
+  try {
+    const transitions: Transition[] = [];
+    // E1 / E20: the effective now never goes back; a non-finite now counts as the previous effective time.
+    state.prevTime = state.time;
+    if (Number.isFinite(now) && now > state.time) state.time = now;
+    if (state.time >= state.nextExpiry) ageTimedSlots(plan, state, dirty);
+    evaluateCohorts(plan, state, ctx, dirty, transitions, -1, NO_PROPERTIES);
+    return { state, transitions, memberships: membershipsOf(state) };
+  } catch (error) {
+    // The dirty marks are lost: every cohort is decided again at the next event (stale clauses stay stale).
+    dirty.cohorts.fill(0);
+    state.evaluateAll = true;
+    throw error;
+  } finally {
+    releaseScratch(dirty);
+  }
+}
+
+/** Clean dirty flags sized for `plan`, pointing at the user's clause flags: the shared scratch unless nested. */
+function takeScratch(plan: Plan, state: UserState): Dirty {
+  const cohorts = plan.cohorts.length;
+  if (scratchBusy) return { cohorts: new Uint8Array(cohorts), clauseCohort: plan.clauseCohort, flags: state.flags, base: cohorts };
+  if (scratch.cohorts.length < cohorts || scratch.clauseCohort !== plan.clauseCohort) {
+    scratch = {
+      cohorts: scratch.cohorts.length < cohorts ? new Uint8Array(cohorts * 2) : scratch.cohorts,
+      clauseCohort: plan.clauseCohort,
+      flags: state.flags,
+      base: cohorts,
+    };
+  }
+  scratch.flags = state.flags;
+  scratch.base = cohorts;
+  scratchBusy = true;
+  return scratch;
+}
+
+function releaseScratch(dirty: Dirty): void {
+  if (dirty === scratch) scratchBusy = false;
+}
+
+/** Slot `slot` may have changed: the clauses reading it are stale and their cohorts need evaluating. */
+function touch(plan: Plan, slot: number, dirty: Dirty): void {
+  const flags = dirty.flags;
+  const base = dirty.base;
+  const readers = plan.readers;
+  const end = plan.readerStart[slot + 1] as number;
+  for (let k = plan.readerStart[slot] as number; k < end; k++) {
     const clause = readers[k] as number;
-    dirty.clauses[clause] = 1;
+    flags[base + clause] = CLAUSE_STALE;
     dirty.cohorts[dirty.clauseCohort[clause] as number] = 1;
   }
 }
 
+/** Keeps the warming loads below alive (never read). */
+let warmSink = 0;
+
+/**
+ * Loads one value per cache line of the user's numbers and flags, as independent loads: the memory system fetches
+ * them in parallel, instead of one dependent miss at a time later (users' states rarely stay in cache between their
+ * events).
+ */
+function warmState(state: UserState): void {
+  const nums = state.nums;
+  const flags = state.flags;
+  let sum = 0;
+  for (let i = 0; i < nums.length; i += 8) sum += nums[i] as number;
+  for (let i = 0; i < flags.length; i += 64) sum += flags[i] as number;
+  warmSink = sum;
+}
+
 function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: SegmentContext, dirty: Dirty): Transition[] {
   const transitions: Transition[] = [];
-  const cohorts = plan.cohorts;
   const defs = plan.slots;
-  const dependents = plan.dependents;
-  const tests = plan.clauseTests;
-  const clauseVolatile = plan.clauseVolatile;
-  const volatile = plan.volatile;
-  // Membership by cohort position, then clause results at `base + clause`.
-  const flags = state.flags;
-  const base = cohorts.length;
-  const dirtyClauses = dirty.clauses;
-  const dirtyCohorts = dirty.cohorts;
+  warmState(state);
 
   for (let e = 0; e < events.length; e++) {
     const event = events[e] as EngineEvent;
@@ -89,33 +147,18 @@ function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: 
       const list = plan.sessionSlots;
       for (let k = 0; k < list.length; k++) {
         const index = list[k] as number;
-        if ((defs[index] as SlotDef).onSessionStart(state)) touch(dependents[index] as Int32Array, dirty);
+        if ((defs[index] as SlotDef).onSessionStart(state)) touch(plan, index, dirty);
       }
     }
     if ((changes & VIEW_CHANGED) !== 0) {
       const list = plan.viewSlots;
       for (let k = 0; k < list.length; k++) {
         const index = list[k] as number;
-        if ((defs[index] as SlotDef).onViewStart(state)) touch(dependents[index] as Int32Array, dirty);
+        if ((defs[index] as SlotDef).onViewStart(state)) touch(plan, index, dirty);
       }
     }
     // Timed slots are aged only when one of them can have expired (their earliest expiry is tracked).
-    if (state.time >= state.nextExpiry) {
-      const timed = plan.timedSlots;
-      const nums = state.nums;
-      const expiryBase = plan.expiryBase;
-      let next = Number.POSITIVE_INFINITY;
-      for (let k = 0; k < timed.length; k++) {
-        if (state.time >= (nums[expiryBase + k] as number)) {
-          const index = timed[k] as number;
-          const def = defs[index] as SlotDef;
-          if (def.refresh(state)) touch(dependents[index] as Int32Array, dirty);
-          nums[expiryBase + k] = def.expiry(state);
-        }
-        if ((nums[expiryBase + k] as number) < next) next = nums[expiryBase + k] as number;
-      }
-      state.nextExpiry = next;
-    }
+    if (state.time >= state.nextExpiry) ageTimedSlots(plan, state, dirty);
 
     const groups = plan.byEvent.get(event.name);
     if (groups !== undefined) {
@@ -126,61 +169,161 @@ function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: 
         for (let k = 0; k < list.length; k++) {
           const index = list[k] as number;
           const def = defs[index] as SlotDef;
-          if ((matched || def.needsUnmatched) && def.onEvent(state, matched)) touch(dependents[index] as Int32Array, dirty);
+          if ((matched || def.needsUnmatched) && def.onEvent(state, matched)) touch(plan, index, dirty);
         }
       }
     }
-
-    const all = state.evaluateAll;
-    state.evaluateAll = false;
-    const firstTransition = transitions.length;
-    for (let p = 0; p < cohorts.length; p++) {
-      if (!all && dirtyCohorts[p] === 0 && volatile[p] === 0) continue;
-      dirtyCohorts[p] = 0;
-      const cohort = cohorts[p] as CompiledCohort;
-      // Only clauses whose slots may have changed, or that read the context, are re-evaluated (E5 holds: the
-      // others would answer the same).
-      for (let c = cohort.start; c < cohort.end; c++) {
-        if (!all && dirtyClauses[c] === 0 && clauseVolatile[c] === 0) continue;
-        dirtyClauses[c] = 0;
-        flags[base + c] = (tests[c] as ClauseTest)(state, ctx) ? 1 : 0;
-      }
-      const holds = cnfHolds(flags, base, cohort) ? 1 : 0;
-      if (holds === flags[p]) continue;
-      flags[p] = holds;
-      noteTransition(state, cohort.code, holds === 1);
-      transitions.push({ cohort: cohort.code, kind: holds === 1 ? 'entered' : 'exited', time: state.time, eventIndex: e });
-      // E12: cohorts naming this one see the transition within this same event (they come later in the order).
-      const hearing = (holds === 1 ? plan.entered : plan.exited)[p] as Int32Array;
-      for (let k = 0; k < hearing.length; k++) {
-        const index = hearing[k] as number;
-        const def = defs[index] as TransitionSlotDef;
-        const matched = def.matches === undefined || def.matches(event.properties);
-        if (def.onTransition(state, matched)) touch(dependents[index] as Int32Array, dirty);
-      }
-    }
-    // E19: within an event, transitions are ordered by cohort code.
-    if (transitions.length - firstTransition > 1) sortTail(transitions, firstTransition);
+    evaluateCohorts(plan, state, ctx, dirty, transitions, e, event.properties);
   }
   return transitions;
 }
 
-/** CNF over the cohort's clause results: every group has a clause that holds. */
-function cnfHolds(flags: Uint8Array, base: number, cohort: CompiledCohort): boolean {
-  const ends = cohort.groupEnds;
-  let c = cohort.start;
-  for (let g = 0; g < ends.length; g++) {
-    const end = ends[g] as number;
-    let any = false;
-    while (c < end) {
-      if (flags[base + c] === 1) any = true;
-      c++;
-      if (any) break;
+/** Drops what left the timed slots' windows at `state.time` and recomputes their expiry bounds. */
+function ageTimedSlots(plan: Plan, state: UserState, dirty: Dirty): void {
+  const defs = plan.slots;
+  const timed = plan.timedSlots;
+  const nums = state.nums;
+  const expiryBase = plan.expiryBase;
+  let next = Number.POSITIVE_INFINITY;
+  for (let k = 0; k < timed.length; k++) {
+    if (state.time >= (nums[expiryBase + k] as number)) {
+      const index = timed[k] as number;
+      const def = defs[index] as SlotDef;
+      if (def.refresh(state)) touch(plan, index, dirty);
+      nums[expiryBase + k] = def.expiry(state);
     }
-    if (!any) return false;
+    if ((nums[expiryBase + k] as number) < next) next = nums[expiryBase + k] as number;
+  }
+  state.nextExpiry = next;
+}
+
+/**
+ * Re-evaluates, in dependency order (E12), the cohorts whose clauses' slots changed plus every context-reading one
+ * (all of them after a new binding), and appends their transitions (at `eventIndex`, ordered by code, E19).
+ * `properties` are what a transition clause's `where` sees: the event's, or none for a re-evaluation (E20).
+ */
+function evaluateCohorts(
+  plan: Plan,
+  state: UserState,
+  ctx: SegmentContext,
+  dirty: Dirty,
+  transitions: Transition[],
+  eventIndex: number,
+  properties: Readonly<Record<string, unknown>>,
+): void {
+  const cohorts = plan.cohorts;
+  const defs = plan.slots;
+  const volatile = plan.volatile;
+  // Membership by cohort position; whether a cohort's decision stands without reading the context at `settled + p`.
+  const flags = state.flags;
+  const settled = cohorts.length + plan.clauseTests.length;
+  const dirtyCohorts = dirty.cohorts;
+  const all = state.evaluateAll;
+  state.evaluateAll = false;
+  const firstTransition = transitions.length;
+  for (let p = 0; p < cohorts.length; p++) {
+    // A context-reading cohort is re-decided at every event unless its last decision did not read the context.
+    if (!all && dirtyCohorts[p] === 0 && (volatile[p] === 0 || flags[settled + p] === 1)) continue;
+    dirtyCohorts[p] = 0;
+    const decision = decideCohort(plan, state, ctx, p);
+    flags[settled + p] = (decision & SETTLED) !== 0 ? 1 : 0;
+    const holds = decision & HOLDS;
+    if (holds === flags[p]) continue;
+    flags[p] = holds;
+    const code = (cohorts[p] as CompiledCohort).code;
+    noteTransition(state, code, holds === 1);
+    transitions.push({ cohort: code, kind: holds === 1 ? 'entered' : 'exited', time: state.time, eventIndex });
+    // E12: cohorts naming this one see the transition within this same event (they come later in the order).
+    const hearing = (holds === 1 ? plan.entered : plan.exited)[p] as Int32Array;
+    for (let k = 0; k < hearing.length; k++) {
+      const index = hearing[k] as number;
+      const def = defs[index] as TransitionSlotDef;
+      const matched = def.matches === undefined || def.matches(properties);
+      if (def.onTransition(state, matched)) touch(plan, index, dirty);
+    }
+  }
+  // E19: within an event, transitions are ordered by cohort code.
+  if (transitions.length - firstTransition > 1) sortTail(transitions, firstTransition);
+}
+
+/** decideCohort's answer: bit HOLDS = the cohort holds; bit SETTLED = no context clause was needed to decide. */
+const HOLDS = 1;
+const SETTLED = 2;
+
+/**
+ * The cohort's CNF now, reading as little as it can. Known clause results (not stale, not context-reading) first: a
+ * group with a known true clause holds, a group of known false clauses fails the cohort. Then the stale slot clauses
+ * of the undecided groups (stopping at the first that holds), and only then their context clauses. A clause
+ * skipped stays stale; E5 holds: an evaluated clause answers what its slot says now, so evaluating fewer changes no
+ * answer. The decision is SETTLED when no context clause was needed (it stands until a clause goes stale).
+ */
+function decideCohort(plan: Plan, state: UserState, ctx: SegmentContext, p: number): number {
+  const flags = state.flags;
+  const base = plan.cohorts.length;
+  const volatile = plan.clauseVolatile;
+  const tests = plan.clauseTests;
+  const ends = plan.groupEnds;
+  const first = plan.cohortGroups[p] as number;
+  const last = plan.cohortGroups[p + 1] as number;
+  const start = plan.cohortStart[p] as number;
+  let open = 0;
+  let c = start;
+  for (let g = first; g < last; g++) {
+    const end = ends[g] as number;
+    let known = 0; // 0: every clause known false, 1: one known true, 2: undecided
+    for (; c < end; c++) {
+      const f = flags[base + c] as number;
+      if (volatile[c] === 1 || f === CLAUSE_STALE) known = 2;
+      else if (f === 1) {
+        known = 1;
+        break;
+      }
+    }
+    if (known === 0) return SETTLED;
+    if (known === 2) open++;
     c = end;
   }
-  return true;
+  if (open === 0) return HOLDS | SETTLED;
+  // Stale slot clauses of the undecided groups; a group left without a true slot clause needs the context.
+  let needsContext = 0;
+  c = start;
+  for (let g = first; g < last; g++) {
+    const end = ends[g] as number;
+    let holds = false;
+    let hasContext = false;
+    for (let k = c; k < end; k++) {
+      if (volatile[k] === 1) {
+        hasContext = true;
+        continue;
+      }
+      let f = flags[base + k] as number;
+      if (f === CLAUSE_STALE) {
+        f = (tests[k] as ClauseTest)(state, ctx) ? 1 : 0;
+        flags[base + k] = f;
+      }
+      if (f === 1) {
+        holds = true;
+        break;
+      }
+    }
+    if (!holds) {
+      if (!hasContext) return SETTLED;
+      needsContext++;
+    }
+    c = end;
+  }
+  if (needsContext === 0) return HOLDS | SETTLED;
+  // The context clauses of the groups no slot clause satisfies.
+  c = start;
+  for (let g = first; g < last; g++) {
+    const end = ends[g] as number;
+    let holds = false;
+    for (let k = c; k < end && !holds; k++) if (flags[base + k] === 1 && volatile[k] === 0) holds = true;
+    for (let k = c; k < end && !holds; k++) if (volatile[k] === 1 && (tests[k] as ClauseTest)(state, ctx)) holds = true;
+    if (!holds) return 0;
+    c = end;
+  }
+  return HOLDS;
 }
 
 /** Insertion sort of the event's transitions by cohort code (few, nearly sorted). */

@@ -19,8 +19,11 @@ export function advanceTrackers(u: UserState, event: EngineEvent): number {
   // E1: effective time never goes back; a non-finite time counts as "now" (the previous effective time).
   const given = Number.isFinite(event.time) ? event.time : first ? 0 : u.time;
   const t = first ? given : Math.max(given, u.time);
+  // E2 measures the gap from the previous event, not from a re-evaluation (E20); E1's max includes both.
+  const gap = first ? 0 : t - u.eventTime;
   u.prevTime = first ? t : u.time;
   u.time = t;
+  u.eventTime = t;
   u.index = u.count;
   u.count++;
 
@@ -29,7 +32,7 @@ export function advanceTrackers(u: UserState, event: EngineEvent): number {
   if (sessionId !== undefined && sessionId !== null) {
     if (first || u.sessionKey !== sessionId) changes |= SESSION_CHANGED;
     u.sessionKey = sessionId;
-  } else if (first || t - u.prevTime >= SESSION_GAP_MS) {
+  } else if (first || gap >= SESSION_GAP_MS) {
     changes |= SESSION_CHANGED;
     u.sessionKey = null;
   }

@@ -12,9 +12,11 @@ export const VIEW_GIVEN = 2;
 export class UserState implements SlotStore {
   /** Events processed so far. */
   count = 0;
-  /** Effective time of the latest event (E1). */
+  /** Effective time of the latest event or re-evaluation (E1, E20): "now" of the latest evaluation. */
   time = 0;
-  /** Scratch while segmenting: previous effective time, ordinal of the current event, engagement figures (E6). */
+  /** Effective time of the latest event: the E2 session gap is measured from it (D31: "without events", E20). */
+  eventTime = 0;
+  /** Scratch while segmenting: previous evaluation's effective time, ordinal of the current event, engagement figures (E6). */
   prevTime = 0;
   index = 0;
   engagedSeconds = 0;
@@ -35,8 +37,9 @@ export class UserState implements SlotStore {
   nums: Float64Array = new Float64Array(0);
   objs: unknown[] = [];
   /**
-   * Bound: membership by plan cohort position [0, cohorts), then each clause's last result from `cohorts` on (not
-   * encoded: recomputed at the first event after binding).
+   * Bound: membership by plan cohort position [0, cohorts); then each clause's last result from `cohorts` on: 0 / 1,
+   * or CLAUSE_STALE when a slot it reads changed since; then, from `cohorts + clauses`, per cohort 1 when its last
+   * decision read no context clause (it stands until one of its clauses goes stale). Only membership is encoded.
    */
   flags: Uint8Array = new Uint8Array(0);
   /** Unbound (decoded, not yet used): encoded slot tuples by slot id, and member codes. */
@@ -50,6 +53,17 @@ export class UserState implements SlotStore {
   evaluateAll = true;
   /** Sorted member codes while bound, rebuilt after a transition (undefined = stale). */
   membershipList: number[] | undefined = undefined;
+}
+
+/** A clause flag whose slot changed since the clause was last evaluated (evaluated when its cohort needs it). */
+export const CLAUSE_STALE = 2;
+
+/** Marks every clause result unknown and every cohort for evaluation at the next event (new binding, adoption). */
+export function forgetClauseResults(state: UserState, plan: Plan): void {
+  const settledBase = plan.cohorts.length + plan.clauseTests.length;
+  state.flags.fill(CLAUSE_STALE, plan.cohorts.length, settledBase);
+  state.flags.fill(0, settledBase);
+  state.evaluateAll = true;
 }
 
 export function newUserState(): UserState {
@@ -114,7 +128,7 @@ export function bindState(state: UserState, plan: Plan): void {
       fresh.add(slot.id);
     }
   }
-  state.flags = new Uint8Array(plan.cohorts.length + plan.clauseTests.length);
+  state.flags = new Uint8Array(2 * plan.cohorts.length + plan.clauseTests.length);
   for (const code of members) {
     const position = plan.positionOfCode.get(code);
     if (position !== undefined) state.flags[position] = 1;
@@ -125,6 +139,6 @@ export function bindState(state: UserState, plan: Plan): void {
   state.plan = plan;
   state.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
   state.nextExpiry = Number.NEGATIVE_INFINITY;
-  state.evaluateAll = true;
+  forgetClauseResults(state, plan);
   state.membershipList = undefined;
 }

@@ -1,12 +1,14 @@
-// Runs a scenario through the engine (one event at a time, with an encode/decode round trip between events, or in
-// batches) and through the reference evaluator, and finds the first step where they differ; shrinks a mismatch.
+// Runs a scenario through the engine (one step at a time, with an encode/decode round trip between steps, or events
+// in batches; re-evaluations through evaluateAt, E20) and through the reference evaluator, and finds the first step
+// where they differ; shrinks a mismatch.
 
-import type { EngineEvent, Transition } from '../../engine/api.js';
-import { compilePlan, decodeState, encodeState, newUserState, segment, validateQuery } from '../../engine/index.js';
-import { evaluateReference, listReferencedCodes, type ReferenceCohort } from '../reference/index.js';
+import type { EngineEvent, SegmentContext, Transition } from '../../engine/api.js';
+import { compilePlan, decodeState, encodeState, evaluateAt, newUserState, segment, validateQuery } from '../../engine/index.js';
+import type { Plan, SegmentResult, UserState } from '../../engine/index.js';
+import { evaluateReferenceSteps, isReevaluation, listReferencedCodes, type ReferenceCohort } from '../reference/index.js';
 import { createRng } from './random.js';
 import type { RandomContext } from './events.js';
-import type { Scenario } from './scenario.js';
+import type { Scenario, ScenarioInput } from './scenario.js';
 
 /** `batches` also sends an empty batch after each one, which must change nothing (E5). */
 export type FeedMode = 'one-by-one' | 'round-trip' | 'batches';
@@ -18,7 +20,7 @@ export interface Outcome {
 
 export interface Mismatch {
   readonly mode: FeedMode;
-  /** Index of the last event of the step (the batch) that differs. */
+  /** Index of the last input of the step (the batch) that differs. */
   readonly eventIndex: number;
   readonly expected: Outcome;
   readonly actual: Outcome | { readonly error: string };
@@ -32,36 +34,53 @@ export function listInvalidQueries(cohorts: readonly ReferenceCohort[]): string[
   });
 }
 
-/** The batch sizes used by the `batches` mode, derived from the seed. */
-function batchBoundaries(seed: number, count: number): number[] {
-  const rng = createRng(seed ^ 0x5eed);
-  const ends: number[] = [];
-  for (let end = 0; end < count; ) {
-    end = Math.min(count, end + rng.int(1, 7));
-    ends.push(end);
+/** The steps of a scenario: runs of consecutive events (sizes derived from the seed in `batches` mode, else 1) and
+ * single re-evaluations, as [start, end) ranges of its inputs. */
+function stepRanges(scenario: Scenario, mode: FeedMode): Array<[number, number]> {
+  const rng = createRng(scenario.seed ^ 0x5eed);
+  const ranges: Array<[number, number]> = [];
+  const inputs = scenario.inputs;
+  for (let start = 0; start < inputs.length; ) {
+    if (isReevaluation(inputs[start] as ScenarioInput) || mode !== 'batches') {
+      ranges.push([start, start + 1]);
+      start++;
+      continue;
+    }
+    let end = start + 1;
+    const limit = start + rng.int(1, 7);
+    while (end < Math.min(limit, inputs.length) && !isReevaluation(inputs[end] as ScenarioInput)) end++;
+    ranges.push([start, end]);
+    start = end;
   }
-  return ends;
+  return ranges;
+}
+
+/** The engine's plan for the scenario: active cohorts compiled, inactive ones passed as `inactive` codes (E21). */
+export function compileScenarioPlan(cohorts: readonly ReferenceCohort[]): Plan {
+  const definitions = cohorts
+    .filter((cohort) => cohort.inactive !== true)
+    .map((cohort) => {
+      const result = validateQuery(cohort.query);
+      if (!result.ok) throw new Error(`generated query of cohort ${cohort.code} is invalid: ${JSON.stringify(result.problems)}`);
+      return { code: cohort.code, query: result.query };
+    });
+  const inactive = cohorts.filter((cohort) => cohort.inactive === true).map((cohort) => cohort.code);
+  return compilePlan(definitions, 1, { inactive });
 }
 
 /** The first step where engine and reference disagree in `mode`, or undefined. */
 export function findMismatch(scenario: Scenario, mode: FeedMode): Mismatch | undefined {
-  const steps = evaluateReference(scenario.cohorts, scenario.events, scenario.ctx);
-  const definitions = scenario.cohorts.map((cohort) => {
-    const result = validateQuery(cohort.query);
-    if (!result.ok) throw new Error(`generated query of cohort ${cohort.code} is invalid: ${JSON.stringify(result.problems)}`);
-    return { code: cohort.code, query: result.query };
-  });
-  const ends = mode === 'batches' ? batchBoundaries(scenario.seed, scenario.events.length) : scenario.events.map((_, i) => i + 1);
-  let plan: ReturnType<typeof compilePlan>;
-  let state: ReturnType<typeof newUserState>;
+  const steps = evaluateReferenceSteps(scenario.cohorts, scenario.inputs, scenario.ctx);
+  let plan: Plan;
+  let state: UserState;
   try {
-    plan = compilePlan(definitions, 1);
+    plan = compileScenarioPlan(scenario.cohorts);
     state = newUserState();
   } catch (error) {
     return { mode, eventIndex: 0, expected: { memberships: [], transitions: [] }, actual: { error: describeError(error) } };
   }
-  let start = 0;
-  for (const end of ends) {
+  let ctx: SegmentContext = scenario.ctx;
+  for (const [start, end] of stepRanges(scenario, mode)) {
     const expected: Outcome = {
       memberships: steps[end - 1]?.memberships ?? [],
       transitions: steps.slice(start, end).flatMap((step) => step.transitions),
@@ -69,11 +88,18 @@ export function findMismatch(scenario: Scenario, mode: FeedMode): Mismatch | und
     let actual: Outcome;
     try {
       if (mode === 'round-trip') state = decodeState(encodeState(state));
-      const result = segment(plan, state, scenario.events.slice(start, end) as EngineEvent[], scenario.ctx);
+      const first = scenario.inputs[start] as ScenarioInput;
+      let result: SegmentResult;
+      if (isReevaluation(first)) {
+        ctx = first.ctx;
+        result = evaluateAt(plan, state, first.evaluateAt, ctx);
+      } else {
+        result = segment(plan, state, scenario.inputs.slice(start, end) as EngineEvent[], ctx);
+      }
       state = result.state;
       actual = {
         memberships: [...result.memberships].sort((a, b) => a - b),
-        transitions: result.transitions.map((t) => ({ cohort: t.cohort, kind: t.kind, time: t.time, eventIndex: t.eventIndex + start })),
+        transitions: result.transitions.map((t) => ({ cohort: t.cohort, kind: t.kind, time: t.time, eventIndex: t.eventIndex < 0 ? -1 : t.eventIndex + start })),
       };
     } catch (error) {
       return { mode, eventIndex: end - 1, expected, actual: { error: describeError(error) } };
@@ -81,13 +107,12 @@ export function findMismatch(scenario: Scenario, mode: FeedMode): Mismatch | und
     if (JSON.stringify(actual) !== JSON.stringify(expected)) return { mode, eventIndex: end - 1, expected, actual };
     if (mode === 'batches') {
       // E5: nothing is evaluated between events, so an empty batch changes nothing
-      const idle = segment(plan, state, [], scenario.ctx);
+      const idle = segment(plan, state, [], ctx);
       state = idle.state;
       const after: Outcome = { memberships: [...idle.memberships].sort((a, b) => a - b), transitions: idle.transitions };
       const unchanged: Outcome = { memberships: expected.memberships, transitions: [] };
       if (JSON.stringify(after) !== JSON.stringify(unchanged)) return { mode, eventIndex: end - 1, expected: unchanged, actual: after };
     }
-    start = end;
   }
   return undefined;
 }
@@ -101,7 +126,7 @@ export function shrinkScenario(scenario: Scenario, mode: FeedMode): Scenario {
   let current = scenario;
   const first = findMismatch(current, mode);
   if (first === undefined) return current;
-  current = { ...current, events: current.events.slice(0, first.eventIndex + 1) };
+  current = { ...current, inputs: current.inputs.slice(0, first.eventIndex + 1) };
   const empty: RandomContext = { segments: [], rows: {}, inImportedSegment: () => false, connectionRows: () => [] };
   if (findMismatch({ ...current, ctx: empty }, mode) !== undefined) current = { ...current, ctx: empty };
   for (let pass = 0; pass < 3; pass++) {
@@ -115,12 +140,12 @@ export function shrinkScenario(scenario: Scenario, mode: FeedMode): Scenario {
         changed = true;
       }
     }
-    for (let i = current.events.length - 1; i >= 0; i--) {
-      if (current.events.length === 1) break;
-      const candidate = { ...current, events: current.events.filter((_, j) => j !== i) };
+    for (let i = current.inputs.length - 1; i >= 0; i--) {
+      if (current.inputs.length === 1) break;
+      const candidate = { ...current, inputs: current.inputs.filter((_, j) => j !== i) };
       const mismatch = findMismatch(candidate, mode);
       if (mismatch !== undefined) {
-        current = { ...candidate, events: candidate.events.slice(0, mismatch.eventIndex + 1) };
+        current = { ...candidate, inputs: candidate.inputs.slice(0, mismatch.eventIndex + 1) };
         changed = true;
       }
     }

@@ -1,6 +1,7 @@
-// The differential test: random valid cohorts and event streams, fixed seeds, run through the compiled engine
-// (event by event, with a state encode/decode between events, and in random batches) against the naive reference
-// evaluator (engine/SEMANTICS.md). A mismatch fails with a shrunk reproduction.
+// The differential test: random valid cohorts and event streams (with re-evaluations on changed imported data, E20,
+// and inactive cohorts, E21), fixed seeds, run through the compiled engine (step by step, with a state encode/decode
+// between steps, and events in random batches) against the naive reference evaluator (engine/SEMANTICS.md). A
+// mismatch fails with a shrunk reproduction.
 
 import { describe, expect, it } from 'vitest';
 import { findMismatch, listInvalidQueries, shrinkScenario, type FeedMode } from './compare.js';
@@ -11,6 +12,9 @@ const RUNS: ReadonlyArray<{ from: number; count: number; size: ScenarioSize }> =
   { from: 1001, count: 80, size: { cohorts: 8, events: 60 } },
   { from: 2001, count: 300, size: { cohorts: 2, events: 12 } },
   { from: 3001, count: 150, size: { cohorts: 4, events: 40, transitionHeavy: true } },
+  // E20 re-evaluations with changed imported data between events, and E21 inactive cohorts named by others
+  { from: 4001, count: 300, size: { cohorts: 4, events: 30, reevaluations: 0.15, inactive: 0.15 } },
+  { from: 5001, count: 150, size: { cohorts: 5, events: 40, transitionHeavy: true, reevaluations: 0.2, inactive: 0.2 } },
 ];
 
 const seeds = RUNS.flatMap(({ from, count, size }) => Array.from({ length: count }, (_, i) => ({ seed: from + i, size })));
@@ -22,7 +26,7 @@ describe('the generator makes valid queries only (a rejected one is a finding)',
   });
 });
 
-describe('engine and reference agree after every event (E1–E19)', () => {
+describe('engine and reference agree after every step (E1–E21)', () => {
   for (const mode of ['one-by-one', 'round-trip', 'batches'] as const satisfies readonly FeedMode[]) {
     it(`${mode}: memberships and transitions match the reference on ${seeds.length} fixed seeds`, () => {
       for (const { seed, size } of seeds) {

@@ -103,7 +103,8 @@ export function randomEvents(rng: Rng, n: number, options: EventOptions = {}): E
     const properties = randomProperties(rng);
     if (name === 'PageviewEngagement') {
       assign(properties, 'engaged_time', maybe(rng, () => rng.pick([0, 1, 5, 10, 30, 2.5]), [-3, '7']));
-      assign(properties, 'completion', maybe(rng, () => rng.pick([0, 0.25, 0.5, 0.75, 1]), ['0.5']));
+      // D32 says 0..1, but nothing enforces it: out-of-range completions are taken as given (E9, E8)
+      assign(properties, 'completion', maybe(rng, () => rng.pick([0, 0.25, 0.5, 0.75, 1]), ['0.5', -0.25, -1, 1.5]));
     }
     const event: { -readonly [K in keyof EngineEvent]: EngineEvent[K] } = { name, time, properties };
     if (rng.chance(0.2)) event.session_id = rng.chance(0.8) ? rng.pick(['s1', 's2']) : null;
@@ -130,13 +131,48 @@ export function randomContext(rng: Rng, instants: readonly number[]): RandomCont
   for (const provider of ['c1', 'c2']) {
     const times = new Set<number>();
     const count = rng.int(0, 5);
-    for (let i = 0; i < count; i++) times.add(rng.chance(0.6) && instants.length > 0 ? rng.pick(instants) + rng.pick([0, 0, 1, -1]) : T0 + rng.int(-2, 60) * HOUR);
+    for (let i = 0; i < count; i++) times.add(randomRowTime(rng, instants));
     rows[provider] = [...times].map((time) => ({ time, properties: randomProperties(rng) }));
   }
+  return contextOf(segments, rows);
+}
+
+function randomRowTime(rng: Rng, instants: readonly number[]): number {
+  return rng.chance(0.6) && instants.length > 0 ? rng.pick(instants) + rng.pick([0, 0, 1, -1]) : T0 + rng.int(-2, 60) * HOUR;
+}
+
+function contextOf(segments: readonly string[], rows: Readonly<Record<string, readonly ConnectionRow[]>>): RandomContext {
   return {
     segments,
     rows,
     inImportedSegment: (relation, provider, segment) => segments.includes(`${relation}/${provider}/${segment}`),
     connectionRows: (provider) => rows[provider] ?? [],
   };
+}
+
+/**
+ * Imported data after a load (D27): a segment membership added or removed, and/or rows added to a provider (new
+ * lists: the engine may cache per rows list). Row times are distinct within a provider and often hit `instants`.
+ */
+export function changeContext(rng: Rng, ctx: RandomContext, instants: readonly number[]): RandomContext {
+  const segments = [...ctx.segments];
+  const rows: Record<string, readonly ConnectionRow[]> = { ...ctx.rows };
+  const changes = rng.int(1, 3);
+  for (let c = 0; c < changes; c++) {
+    if (rng.chance(0.5)) {
+      const key = `${rng.pick(['2nd', '3rd'])}/${rng.pick(['p1', 'p2'])}/${rng.pick(['a', 'b'])}`;
+      const at = segments.indexOf(key);
+      if (at >= 0) segments.splice(at, 1);
+      else segments.push(key);
+    } else {
+      const provider = rng.pick(['c1', 'c2', 'c3']);
+      const known = rows[provider] ?? [];
+      const time = randomRowTime(rng, instants);
+      if (known.some((row) => row.time === time)) continue;
+      // Not always appended in time order: the engine sorts by time (E14).
+      const row = { time, properties: randomProperties(rng) };
+      rows[provider] = rng.chance(0.5) ? [...known, row] : [row, ...known];
+    }
+  }
+  return contextOf(segments, rows);
 }

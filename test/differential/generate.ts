@@ -4,7 +4,7 @@
 import { DATES, DAY, FLOATS, HOUR, INTEGERS, STRINGS, T0 } from './events.js';
 import type { Rng } from './random.js';
 
-export { randomContext, randomEvents, type RandomContext } from './events.js';
+export { changeContext, randomContext, randomEvents, type RandomContext } from './events.js';
 export { createRng, type Rng } from './random.js';
 
 export interface QueryOptions {
@@ -92,11 +92,11 @@ function randomEngagement(rng: Rng, options: QueryOptions): Json {
     case 'engaged_time':
       return { engaged_time: { seconds: randomComparison(rng, () => rng.pick([0, 1, 5, 10, 15, 30, 2.5])), ...during(), ...where() } };
     case 'engaged_completion':
-      return { engaged_completion: { completion: randomComparison(rng, () => rng.pick([0, 0.25, 0.5, 0.6, 1])), ...where() } };
+      return { engaged_completion: { completion: randomComparison(rng, () => rng.pick([0, 0.25, 0.5, 0.6, 1, -0.5, 1.25])), ...where() } };
     default: {
       const perView = rng.chance(0.5)
         ? { engaged_time: randomComparison(rng, () => rng.pick([0, 1, 5, 10, 30])) }
-        : { completion: randomComparison(rng, () => rng.pick([0, 0.25, 0.5, 1])) };
+        : { completion: randomComparison(rng, () => rng.pick([0, 0.25, 0.5, 1, -0.5, -1, 1.25])) };
       return { engaged_views: { times: randomCount(rng), ...perView, ...during(), ...where() } };
     }
   }

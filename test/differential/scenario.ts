@@ -1,14 +1,36 @@
-// A differential scenario (cohorts, one user's events, imported data) built from a seed, and its printable
-// reproduction: what a failing test shows so that a mismatch can be replayed by hand.
+// A differential scenario (cohorts, one user's events and re-evaluations, imported data) built from a seed, and its
+// printable reproduction: what a failing test shows so that a mismatch can be replayed by hand.
 
 import type { EngineEvent } from '../../engine/api.js';
-import type { ReferenceCohort } from '../reference/index.js';
-import { createRng, randomContext, randomEvents, randomClause, randomFlappyQuery, randomQuery, randomTransition, type RandomContext } from './generate.js';
+import { isReevaluation, type ReferenceCohort } from '../reference/index.js';
+import { DAY, HOUR, MINUTE } from './events.js';
+import {
+  changeContext,
+  createRng,
+  randomContext,
+  randomEvents,
+  randomClause,
+  randomFlappyQuery,
+  randomQuery,
+  randomTransition,
+  type RandomContext,
+  type Rng,
+} from './generate.js';
+
+/** E20: a re-evaluation at `evaluateAt` with the user's new imported data (which later events also see). */
+export interface ScenarioReevaluation {
+  readonly evaluateAt: number;
+  readonly ctx: RandomContext;
+}
+
+export type ScenarioInput = EngineEvent | ScenarioReevaluation;
 
 export interface Scenario {
   readonly seed: number;
+  /** Cohorts marked `inactive` are not in the plan; they are passed as `inactive` codes (E21). */
   readonly cohorts: readonly ReferenceCohort[];
-  readonly events: readonly EngineEvent[];
+  readonly inputs: readonly ScenarioInput[];
+  /** The imported data until the first re-evaluation. */
   readonly ctx: RandomContext;
 }
 
@@ -17,6 +39,10 @@ export interface ScenarioSize {
   readonly events: number;
   /** Cohort 1 flips often and the others mostly name lower cohorts in transition clauses (E10–E12). */
   readonly transitionHeavy?: boolean;
+  /** Chance, before each event (and once at the end), of a re-evaluation with changed imported data (E20, D27). */
+  readonly reevaluations?: number;
+  /** Chance that a cohort (other than the last) is inactive: in the registry, not in the plan (E21). */
+  readonly inactive?: number;
 }
 
 /** Cohorts with codes 1..k (transition clauses name lower codes), a stream of events and a fixed context. */
@@ -32,7 +58,42 @@ export function buildScenario(seed: number, size: ScenarioSize): Scenario {
     const query = rng.chance(0.6) ? randomTransition(rng, options) : { and: [randomTransition(rng, options), randomClause(rng, options)] };
     return { code: i + 1, query };
   });
-  return { seed, cohorts, events, ctx };
+  // Re-evaluations and inactive cohorts draw from their own stream, so the seeds above keep their events.
+  const extra = createRng(seed ^ 0xe20e20);
+  const inactiveChance = size.inactive ?? 0;
+  const marked = cohorts.map((cohort, i) => (i < cohorts.length - 1 && extra.chance(inactiveChance) ? { ...cohort, inactive: true } : cohort));
+  const inputs = size.reevaluations === undefined ? events : interleaveReevaluations(extra, events, ctx, instants, size.reevaluations);
+  return { seed, cohorts: marked, inputs, ctx };
+}
+
+/** Offsets of a re-evaluation's now from the latest effective time: late, equal, across window and session edges. */
+const REEVALUATION_OFFSETS = [-HOUR, -MINUTE, 0, 0, 1, 1000, MINUTE, 2 * MINUTE, 30 * MINUTE - 1, 30 * MINUTE, 31 * MINUTE, HOUR, DAY, 8 * DAY, 31 * DAY];
+
+function interleaveReevaluations(
+  rng: Rng,
+  events: readonly EngineEvent[],
+  first: RandomContext,
+  instants: readonly number[],
+  chance: number,
+): ScenarioInput[] {
+  const inputs: ScenarioInput[] = [];
+  let ctx = first;
+  let latest = Number.NEGATIVE_INFINITY;
+  const reevaluate = (): void => {
+    const base = Number.isFinite(latest) ? latest : (events[0]?.time ?? 0);
+    // Now and then exactly at a window edge of an earlier event's time.
+    const evaluateAt = rng.chance(0.2) && instants.length > 0 ? rng.pick(instants) + rng.pick([MINUTE, 2 * MINUTE, HOUR, DAY]) : base + rng.pick(REEVALUATION_OFFSETS);
+    ctx = changeContext(rng, ctx, instants);
+    inputs.push({ evaluateAt, ctx });
+    latest = Math.max(latest, evaluateAt);
+  };
+  for (const event of events) {
+    while (rng.chance(chance)) reevaluate();
+    inputs.push(event);
+    latest = Math.max(latest, event.time);
+  }
+  if (rng.chance(0.5)) reevaluate();
+  return inputs;
 }
 
 function effectiveTimes(events: readonly EngineEvent[]): number[] {
@@ -42,14 +103,18 @@ function effectiveTimes(events: readonly EngineEvent[]): number[] {
 
 /** JSON of a scenario with ISO times beside epoch ms, for a failure message. */
 export function describeScenario(scenario: Scenario): string {
-  const events = scenario.events.map((event, index) => ({ index, iso: new Date(event.time).toISOString(), ...event }));
+  const describeContext = (ctx: RandomContext): string => `imported segments ${JSON.stringify(ctx.segments)}; connection rows ${JSON.stringify(ctx.rows)}`;
   const lines = [
     `seed ${scenario.seed}`,
     `cohorts:`,
-    ...scenario.cohorts.map((cohort) => `  ${cohort.code}: ${JSON.stringify(cohort.query)}`),
-    `events:`,
-    ...events.map((event) => `  ${JSON.stringify(event)}`),
-    `ctx: imported segments ${JSON.stringify(scenario.ctx.segments)}; connection rows ${JSON.stringify(scenario.ctx.rows)}`,
+    ...scenario.cohorts.map((cohort) => `  ${cohort.code}${cohort.inactive === true ? ' (inactive)' : ''}: ${JSON.stringify(cohort.query)}`),
+    `ctx: ${describeContext(scenario.ctx)}`,
+    `steps:`,
+    ...scenario.inputs.map((input, index) =>
+      isReevaluation(input)
+        ? `  ${index} re-evaluate at ${input.evaluateAt} (${new Date(input.evaluateAt).toISOString()}) with ctx: ${describeContext(input.ctx as RandomContext)}`
+        : `  ${index} ${JSON.stringify({ iso: new Date(input.time).toISOString(), ...input })}`,
+    ),
   ];
   return lines.join('\n');
 }

@@ -83,6 +83,16 @@ function completionOf(history: History, index: number): number | undefined {
   return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
 }
 
+/** E9 (as E8): the largest completion among the events that carry one, as given (even < 0 or > 1); 0 when none does. */
+function largestCompletion(history: History, indices: readonly number[]): number {
+  let largest: number | undefined;
+  for (const i of indices) {
+    const completion = completionOf(history, i);
+    if (completion !== undefined && (largest === undefined || completion > largest)) largest = completion;
+  }
+  return largest ?? 0;
+}
+
 /** E7. */
 function holdsEngagedTime(body: Record<string, unknown>, history: History): boolean {
   const population = indicesNamed(history, ENGAGEMENT);
@@ -115,7 +125,7 @@ function holdsEngagedViews(body: Record<string, unknown>, history: History): boo
     const total =
       measure === 'engaged_time'
         ? matching.reduce((sum, i) => sum + secondsOf(history, i), 0)
-        : matching.reduce((max, i) => Math.max(max, completionOf(history, i) ?? 0), 0);
+        : largestCompletion(history, matching);
     const first = matching[0] as number;
     const last = matching[matching.length - 1] as number;
     const placement: ItemPlacement = {

@@ -1,9 +1,9 @@
 // Self-tests of the reference evaluator over event streams: scenarios taken from the spec's words, D31–D35 and
-// engine/SEMANTICS.md (E1–E14, E19).
+// engine/SEMANTICS.md (E1–E14, E19–E21).
 
 import { describe, expect, it } from 'vitest';
 import type { ConnectionRow, EngineEvent, SegmentContext } from '../../engine/api.js';
-import { evaluateReference, type ReferenceCohort } from './index.js';
+import { evaluateReference, evaluateReferenceSteps, type ReferenceCohort } from './index.js';
 
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 const MIN = 60_000;
@@ -129,6 +129,12 @@ describe('reference engagement (E6–E9, D32)', () => {
     const completion = { engaged_views: { times: { equal_to: 1 }, completion: { float_greater_than: 0.5 }, during: 'current_view' } };
     expect(timeline(completion, [event('Pageview', 0), engage(1, { completion: 0.9 }), event('Pageview', 2)])).toEqual([false, true, false]);
   });
+  it('engaged_views with completion takes the largest completion carried, as given even below 0 (E9, as E8)', () => {
+    const negative = { engaged_views: { times: { equal_to: 1 }, completion: { float_less_than: 0 } } };
+    expect(timeline(negative, [event('Pageview', 0), engage(1, { completion: -0.5 }), engage(2, {}), event('Pageview', 3), engage(4, {})])).toEqual([
+      false, true, true, true, true,
+    ]);
+  });
   it('engaged_views last N is among the most recent views with a matching engagement event', () => {
     const q = { engaged_views: { times: { equal_to: 1 }, engaged_time: { greater_than: 5 }, during: { last: 1 } } };
     const events = [event('Pageview', 0), engage(1, { engaged_time: 9 }), event('Pageview', 2), event('Click', 3), engage(4, { engaged_time: 1 })];
@@ -204,5 +210,50 @@ describe('reference combinations', () => {
     const q = { and: [{ or: [{ event: 'Click' }, { event: 'Purchase' }] }, { event: 'Pageview' }] };
     expect(timeline(q, [event('Pageview', 0), event('Purchase', 1)])).toEqual([false, true]);
     expect(timeline({ or: [{ event: 'Click' }, { event: 'Purchase' }] }, [event('Pageview', 0), event('Click', 1)])).toEqual([false, true]);
+  });
+});
+
+describe('reference re-evaluation without an event (E20) and inactive cohorts (E21)', () => {
+  const sports = (segments: string[]): SegmentContext => ({
+    inImportedSegment: (relation, provider, segment) => segments.includes(`${relation}/${provider}/${segment}`),
+    connectionRows: () => [],
+  });
+  it('a re-evaluation reads its new ctx, ages windows at its now, counts nothing, and its transitions have index -1', () => {
+    const cohorts: ReferenceCohort[] = [
+      { code: 1, query: { in_third_party_segment: { provider: 'p', segment: 's' } } },
+      { code: 2, query: { event: 'Click', during: { the_last: { value: 5, unit: 'minutes' } } } },
+      { code: 3, query: { event: 'Click', frequency: { equal_to: 1 } } },
+    ];
+    const steps = evaluateReferenceSteps(
+      cohorts,
+      [{ evaluateAt: T0, ctx: sports(['3rd/p/s']) }, event('Click', 0), { evaluateAt: T0 + 5 * MIN, ctx: sports([]) }, event('Pageview', MIN)],
+      NO_CTX,
+    );
+    expect(steps.map((s) => s.memberships)).toEqual([[], [1, 2, 3], [3], [3]]);
+    expect(steps[2]?.transitions).toEqual([
+      { cohort: 1, kind: 'exited', time: T0 + 5 * MIN, eventIndex: -1 },
+      { cohort: 2, kind: 'exited', time: T0 + 5 * MIN, eventIndex: -1 },
+    ]);
+  });
+  it('its entries lie in the current runs, where sees no properties, and the session gap counts from the last event', () => {
+    const cohorts: ReferenceCohort[] = [
+      { code: 1, query: { in_third_party_segment: { provider: 'p', segment: 's' } } },
+      { code: 2, query: { has_entered: { segment: 1, during: 'this_session', where: { property: 'properties.page', condition: 'is_empty' } } } },
+      { code: 3, query: { event: 'Click', during: 'this_session', frequency: { greater_than_or_equal_to: 2 } } },
+    ];
+    const steps = evaluateReferenceSteps(
+      cohorts,
+      [event('Click', 0, { page: 'home' }), { evaluateAt: T0 + 20 * MIN, ctx: sports(['3rd/p/s']) }, event('Click', 40 * MIN)],
+      NO_CTX,
+    );
+    expect(steps.map((s) => s.memberships)).toEqual([[], [1, 2], [1]]);
+  });
+  it('an inactive cohort is never a member; clauses naming it see no entries or exits', () => {
+    const cohorts: ReferenceCohort[] = [
+      { code: 1, query: { event: 'Click' }, inactive: true },
+      { code: 2, query: { has_entered: { segment: 1 } } },
+      { code: 3, query: { has_not_exited: { segment: 1 } } },
+    ];
+    expect(evaluateReference(cohorts, [event('Click', 0), event('Click', 1)], NO_CTX).map((s) => s.memberships)).toEqual([[3], [3]]);
   });
 });

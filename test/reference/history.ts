@@ -1,18 +1,28 @@
 // The reference evaluator's view of a user's event prefix: effective times (E1), session keys and runs (E2),
-// view keys and runs (E3). Recomputed from the list for every step; nothing is carried between steps.
+// view keys and runs (E3), re-evaluation points (E20). Recomputed from the list for every step; nothing is carried.
 
 import type { EngineEvent } from '../../engine/api.js';
 
 export const SESSION_GAP_MS = 1_800_000;
 
-/** Everything a step needs to know about events[0..current]. */
+/**
+ * A point of the user's timeline: an event, or a re-evaluation without an event (E20). A re-evaluation appears in
+ * the history as an event named REEVALUATION (a name no query can name) with no properties, at its effective now.
+ */
+export type HistoryPoint = { readonly event: EngineEvent } | { readonly reevaluateAt: number };
+
+/** The name of a re-evaluation point in `History.events`: not a valid event name (D29), so no clause counts it. */
+export const REEVALUATION = '(re-evaluation)';
+
+/** Everything a step needs to know about points[0..current]. */
 export interface History {
+  /** Per point: its event, or for a re-evaluation an event named REEVALUATION with no properties. */
   readonly events: readonly EngineEvent[];
-  /** Effective time of each event (E1). */
+  /** Effective time of each point (E1, E20). */
   readonly times: readonly number[];
   readonly sessionKeys: readonly string[];
   readonly viewKeys: readonly string[];
-  /** Index of the current (last) event: "now" is its effective time. */
+  /** Index of the current (last) point: "now" is its effective time. */
   readonly current: number;
   readonly now: number;
   /** First index of the current session run / view run (E2, E3). */
@@ -20,20 +30,41 @@ export interface History {
   readonly viewRunStart: number;
 }
 
-/** Builds the history of events[0..current]. */
+/** Builds the history of events[0..current] (events only). */
 export function describeHistory(allEvents: readonly EngineEvent[], current: number): History {
-  const events = allEvents.slice(0, current + 1);
+  return describePoints(allEvents.slice(0, current + 1).map((event) => ({ event })), current);
+}
+
+/** Builds the history of points[0..current]; the first point is an event (E5, E20: no re-evaluation before one). */
+export function describePoints(allPoints: readonly HistoryPoint[], current: number): History {
+  const points = allPoints.slice(0, current + 1);
+  const events: EngineEvent[] = [];
   const times: number[] = [];
   const sessionKeys: string[] = [];
   const viewKeys: string[] = [];
-  events.forEach((event, i) => {
+  /** Effective time of the latest event point: E2's gap is measured from it (D31: "30 minutes without events"). */
+  let lastEventTime: number | undefined;
+  points.forEach((point, i) => {
     const previousTime = times[i - 1];
+    if ('reevaluateAt' in point) {
+      // E20: time moves on to max(now, previous), nothing is counted, the current runs continue.
+      if (previousTime === undefined) throw new Error('reference: a re-evaluation before any event');
+      const t = Number.isFinite(point.reevaluateAt) ? Math.max(point.reevaluateAt, previousTime) : previousTime;
+      events.push({ name: REEVALUATION, time: t, properties: {} });
+      times.push(t);
+      sessionKeys.push(sessionKeys[i - 1] as string);
+      viewKeys.push(viewKeys[i - 1] as string);
+      return;
+    }
+    const event = point.event;
+    events.push(event);
     const t = previousTime === undefined ? event.time : Math.max(event.time, previousTime);
     times.push(t);
-    // E2: given id, else the previous key within 30 minutes, else a fresh derived key
+    // E2: given id, else the previous key within 30 minutes of the previous event, else a fresh derived key
     if (event.session_id !== undefined && event.session_id !== null) sessionKeys.push(`given:${event.session_id}`);
-    else if (previousTime !== undefined && t - previousTime < SESSION_GAP_MS) sessionKeys.push(sessionKeys[i - 1] as string);
+    else if (lastEventTime !== undefined && t - lastEventTime < SESSION_GAP_MS) sessionKeys.push(sessionKeys[i - 1] as string);
     else sessionKeys.push(`derived:${i}`);
+    lastEventTime = t;
     // E3: given id, else a fresh key at a Pageview, else the previous key ("none" before any view)
     if (event.view_id !== undefined && event.view_id !== null) viewKeys.push(`given:${event.view_id}`);
     else if (event.name === 'Pageview') viewKeys.push(`derived:${i}`);

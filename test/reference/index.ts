@@ -1,21 +1,39 @@
-// The naive reference evaluator (the oracle of the differential test): after every event it recomputes every
-// cohort from the raw query JSON over the whole event prefix (engine/SEMANTICS.md). Independent of engine code.
+// The naive reference evaluator (the oracle of the differential test): after every event (or re-evaluation, E20) it
+// recomputes every cohort from the raw query JSON over the whole prefix (engine/SEMANTICS.md). Independent of engine.
 
 import type { EngineEvent, SegmentContext, Transition } from '../../engine/api.js';
 import { holdsClause } from './clauses.js';
-import { describeHistory } from './history.js';
+import { describePoints, type HistoryPoint } from './history.js';
 
 export interface ReferenceCohort {
   code: number;
-  /** The raw JSON query of the spec's wire format, assumed valid. */
+  /** The raw JSON query of the spec's wire format, assumed valid (not read when the cohort is inactive). */
   query: unknown;
+  /** E21: a cohort that exists but is not evaluated (disabled, or offline): never a member, never a transition. */
+  inactive?: boolean;
 }
 
 export interface ReferenceStep {
-  /** Codes of the cohorts the user is in after this event, ascending. */
+  /** Codes of the cohorts the user is in after this step, ascending. */
   memberships: number[];
-  /** This event's transitions, by cohort code ascending (E19); `eventIndex` is the index in the events given. */
+  /**
+   * This step's transitions, by cohort code ascending (E19); `eventIndex` is the index of the step in the input
+   * (of the event in `evaluateReference`), -1 for a re-evaluation (E20).
+   */
   transitions: Transition[];
+}
+
+/** E20: re-evaluate the user at `evaluateAt` with new imported data `ctx` (also used by the events that follow). */
+export interface ReferenceReevaluation {
+  readonly evaluateAt: number;
+  readonly ctx: SegmentContext;
+}
+
+/** One input step: an event, or a re-evaluation without an event. */
+export type ReferenceInput = EngineEvent | ReferenceReevaluation;
+
+export function isReevaluation(input: ReferenceInput): input is ReferenceReevaluation {
+  return 'evaluateAt' in input;
 }
 
 /** One step per event: memberships and transitions after events[0..i] (E5, E10, E12). */
@@ -24,35 +42,98 @@ export function evaluateReference(
   events: readonly EngineEvent[],
   ctx: SegmentContext,
 ): ReferenceStep[] {
-  const order = orderByDependencies(cohorts);
-  const byCode = [...cohorts].sort((a, b) => a.code - b.code);
-  /** membershipLog.get(code)[i] = member after event i. */
-  const membershipLog = new Map<number, boolean[]>(cohorts.map((c) => [c.code, []]));
-  const lookup = (code: number, index: number): boolean => {
-    const value = membershipLog.get(code)?.[index];
+  return evaluateReferenceSteps(cohorts, events, ctx);
+}
+
+/** One step per input: events and re-evaluations (E20) in order, `ctx` until a re-evaluation brings another one. */
+export function evaluateReferenceSteps(
+  cohorts: readonly ReferenceCohort[],
+  inputs: readonly ReferenceInput[],
+  ctx: SegmentContext,
+): ReferenceStep[] {
+  const run = new ReferenceRun(cohorts, ctx);
+  return inputs.map((input, i) => {
+    const step = run.step(input);
+    const index = isReevaluation(input) ? -1 : i;
+    return { memberships: step.memberships, transitions: step.transitions.map((t) => ({ ...t, eventIndex: index })) };
+  });
+}
+
+/**
+ * A user's timeline evaluated step by step: every step recomputes every cohort over all the points so far (only
+ * the memberships after each point are kept, for transition clauses). Transitions carry the point's index.
+ */
+export class ReferenceRun {
+  private readonly order: ReferenceCohort[];
+  private readonly byCode: ReferenceCohort[];
+  private readonly points: HistoryPoint[] = [];
+  /** membershipLog.get(code)[i] = member after point i. */
+  private readonly membershipLog: Map<number, boolean[]>;
+  private ctx: SegmentContext;
+
+  constructor(cohorts: readonly ReferenceCohort[], ctx: SegmentContext) {
+    this.order = orderByDependencies(cohorts);
+    this.byCode = [...cohorts].sort((a, b) => a.code - b.code);
+    this.membershipLog = new Map(cohorts.map((c) => [c.code, []]));
+    this.ctx = ctx;
+  }
+
+  /** Points (events and re-evaluations after the first event) taken so far. */
+  get length(): number {
+    return this.points.length;
+  }
+
+  private readonly lookup = (code: number, index: number): boolean => {
+    const value = this.membershipLog.get(code)?.[index];
     if (value === undefined) throw new Error(`reference: membership of ${code} at ${index} asked before it is known`);
     return value;
   };
-  const steps: ReferenceStep[] = [];
-  events.forEach((_, i) => {
-    const history = describeHistory(events, i);
-    for (const cohort of order) {
-      const member = holdsQuery(cohort.query, (clause) => holdsClause(clause, history, ctx, lookup));
-      membershipLog.get(cohort.code)?.push(member);
+
+  step(input: ReferenceInput): ReferenceStep {
+    if (isReevaluation(input)) {
+      this.ctx = input.ctx;
+      // E5 / E20: a user with no events is not evaluated.
+      if (this.points.length === 0) return { memberships: [], transitions: [] };
+      this.points.push({ reevaluateAt: input.evaluateAt });
+    } else {
+      this.points.push({ event: input });
     }
+    const i = this.points.length - 1;
+    const history = describePoints(this.points, i);
+    for (const cohort of this.order) {
+      const member = cohort.inactive === true ? false : holdsQuery(cohort.query, (clause) => holdsClause(clause, history, this.ctx, this.lookup));
+      this.membershipLog.get(cohort.code)?.push(member);
+    }
+    return this.outcome(i, history.now);
+  }
+
+  /**
+   * Appends a point whose memberships are already known (e.g. from a trusted run of the same cohorts), without
+   * evaluating it: lets a benchmark measure steps at a long history without paying for every earlier step.
+   */
+  seed(input: ReferenceInput, memberships: readonly number[]): void {
+    if (isReevaluation(input)) {
+      this.ctx = input.ctx;
+      if (this.points.length === 0) return;
+      this.points.push({ reevaluateAt: input.evaluateAt });
+    } else {
+      this.points.push({ event: input });
+    }
+    const members = new Set(memberships);
+    for (const cohort of this.order) this.membershipLog.get(cohort.code)?.push(members.has(cohort.code));
+  }
+
+  private outcome(i: number, now: number): ReferenceStep {
     const transitions: Transition[] = [];
     const memberships: number[] = [];
-    for (const cohort of byCode) {
-      const after = lookup(cohort.code, i);
-      const before = i > 0 && lookup(cohort.code, i - 1);
+    for (const cohort of this.byCode) {
+      const after = this.lookup(cohort.code, i);
+      const before = i > 0 && this.lookup(cohort.code, i - 1);
       if (after) memberships.push(cohort.code);
-      if (after !== before) {
-        transitions.push({ cohort: cohort.code, kind: after ? 'entered' : 'exited', time: history.now, eventIndex: i });
-      }
+      if (after !== before) transitions.push({ cohort: cohort.code, kind: after ? 'entered' : 'exited', time: now, eventIndex: i });
     }
-    steps.push({ memberships, transitions });
-  });
-  return steps;
+    return { memberships, transitions };
+  }
 }
 
 /** A query is a clause, `{or: [clauses]}`, or `{and: [clause | {or: [clauses]}]}` (spec "Combining clauses"). */
@@ -90,7 +171,8 @@ function orderByDependencies(cohorts: readonly ReferenceCohort[]): ReferenceCoho
     if (seen === 'done') return;
     if (seen === 'visiting') throw new Error(`reference: cycle through cohort ${cohort.code}`);
     state.set(cohort.code, 'visiting');
-    for (const code of listReferencedCodes(cohort.query)) {
+    // E21: an inactive cohort's query is not evaluated, so what it names does not matter.
+    for (const code of cohort.inactive === true ? [] : listReferencedCodes(cohort.query)) {
       const dependency = byCode.get(code);
       if (dependency === undefined) throw new Error(`reference: cohort ${cohort.code} names unknown cohort ${code}`);
       visit(dependency);

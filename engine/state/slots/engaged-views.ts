@@ -174,7 +174,9 @@ export class EngagedViewsSlot extends BaseSlot {
 
   expiry(s: SlotStore): number {
     const closed = this.ring.oldest(s.nums, this.num + CLOSED, s.objs, this.obj) + this.ms;
-    const current = s.nums[this.num + HAS] === 1 ? (s.nums[this.num + TIME] as number) + this.ms : Number.POSITIVE_INFINITY;
+    // The current view, once it has left the window (refresh saw it leave), changes only at its next event.
+    const leaves = (s.nums[this.num + TIME] as number) + this.ms;
+    const current = s.nums[this.num + HAS] === 1 && leaves > s.time ? leaves : Number.POSITIVE_INFINITY;
     return Math.min(closed, current);
   }
 

@@ -82,6 +82,14 @@ describe('engaged_views (E9)', () => {
     expect(holdsAfter(run, 1)).toEqual([false, false, false, false, true]);
   });
 
+  it('completion measure: the largest completion carried, as given even below 0; 0 when none is carried (E9, as E8)', () => {
+    const negative = cohort(1, views(eq(1), lt(0), { measure: 'completion' }));
+    const zero = cohort(2, views(eq(1), eq(0), { measure: 'completion' }));
+    const run = runEvents([negative, zero], [pv(T0), eng(T0 + 1, { completion: -0.5 }), eng(T0 + 2, {}), pv(T0 + 3), eng(T0 + 4, {})]);
+    expect(holdsAfter(run, 1)).toEqual([false, true, true, true, true]);
+    expect(holdsAfter(run, 2)).toEqual([false, false, false, false, true]);
+  });
+
   it('the_last uses the time of the latest matching engagement event of each view', () => {
     const c = cohort(1, views(gte(2), gte(1), { during: theLast(HOUR) }));
     const run = runEvents([c], [pv(T0), eng(T0 + 1, { engaged_time: 1 }), pv(T0 + 10 * MINUTE), eng(T0 + 20 * MINUTE, { engaged_time: 1 }), ev('X', T0 + HOUR), ev('X', T0 + HOUR + 1)]);

@@ -94,9 +94,10 @@ export class TransitionSlot extends BaseSlot implements TransitionSlotDef {
     return t <= s.time - this.ms && t > s.prevTime - this.ms;
   }
 
+  /** Infinity once the latest entry has left (refresh saw it leave): nothing changes until the next transition. */
   expiry(s: SlotStore): number {
     const t = s.nums[this.num] as number;
-    return Number.isNaN(t) ? Number.POSITIVE_INFINITY : t + this.ms;
+    return Number.isNaN(t) || t + this.ms <= s.time ? Number.POSITIVE_INFINITY : t + this.ms;
   }
 
   value(s: SlotStore): number {
