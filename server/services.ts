@@ -73,6 +73,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
       planFor: (org) => ({
         version: cohorts.planVersion(org),
         cohorts: cohorts.enabledRealTime(org).map((cohort) => ({ code: cohort.code, query: cohort.ast as never })),
+        inactive: cohorts.inactiveCodes(org),
         generations: cohorts.generationsOf(org),
       }),
     },

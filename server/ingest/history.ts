@@ -22,6 +22,7 @@ export interface ReplayPlan {
   readonly key: string;
   readonly version: number;
   readonly cohorts: readonly CohortDefinition[];
+  readonly inactive?: readonly number[];
 }
 
 export interface ReplayedUser {
@@ -91,7 +92,7 @@ async function runReplays(executor: Executor, plan: ReplayPlan, items: readonly 
   for (let attempt = 0; attempt < 3; attempt++) {
     const reply = await executor.run({ groups: [], replays: [group] });
     if (reply.needPlan !== true) return reply.replays?.[0] ?? [];
-    group = { ...group, cohorts: plan.cohorts };
+    group = { ...group, cohorts: plan.cohorts, inactive: plan.inactive };
   }
   throw new Error('the executor kept asking for a plan it was sent');
 }

@@ -290,7 +290,7 @@ export class Pipeline implements IngestPipeline {
     });
     lane.parked.set(key, parked);
     const plan = this.planOf(org);
-    replayHistories(this.history, { key: org, version: plan.version, cohorts: plan.cohorts }, org, [user], { untilSeq })
+    replayHistories(this.history, { key: org, version: plan.version, cohorts: plan.cohorts, inactive: plan.inactive }, org, [user], { untilSeq })
       .then(([replayed]) => {
         const adopt: AdoptItem[] =
           replayed?.state == null ? [] : [{ kind: 'adopt', org, user, source: replayed.state, seq: replayed.seq, version: plan.version, resolve: () => undefined, reject: () => undefined }];

@@ -8,6 +8,8 @@ import { probesOf, type ContextProbes } from './context.js';
 export interface PlanInfo {
   readonly version: number;
   readonly cohorts: readonly CohortDefinition[];
+  /** Codes named by the plan's cohorts that exist but are not evaluated (E21). */
+  readonly inactive: readonly number[];
   readonly probes: ContextProbes;
   /** Effective generation by cohort code (0 when the plan source gives none: no backfill). */
   readonly gens: ReadonlyMap<number, number>;
@@ -19,6 +21,7 @@ export interface PlanInfo {
 export interface PlanSpec {
   readonly version: number;
   readonly cohorts: readonly CohortDefinition[];
+  readonly inactive?: readonly number[];
   readonly generations?: ReadonlyMap<number, number>;
 }
 
@@ -40,7 +43,7 @@ export function toPlanInfo(spec: PlanSpec): PlanInfo {
   };
   let maxGen = 0;
   for (const cohort of spec.cohorts) maxGen = Math.max(maxGen, genOf(cohort.code));
-  return { version: spec.version, cohorts: spec.cohorts, probes: probesOf(spec.cohorts), gens, maxGen };
+  return { version: spec.version, cohorts: spec.cohorts, inactive: spec.inactive ?? [], probes: probesOf(spec.cohorts), gens, maxGen };
 }
 
 /** Codes of the cohorts a state caught up with plan version `mark` has not been evaluated over history for. */

@@ -279,7 +279,7 @@ async function compute(executor: Executor, users: Map<string, UserWork>, plans: 
     const groups: WorkGroup[] = orgs.map((org) => {
       const plan = plans.get(org) as PlanInfo;
       const group = { org, version: plan.version, users: (byOrg.get(org) as UserWork[]).map(toWorkUser) };
-      return attach.has(org) ? { ...group, cohorts: plan.cohorts } : group;
+      return attach.has(org) ? { ...group, cohorts: plan.cohorts, inactive: plan.inactive } : group;
     });
     const reply = await executor.run({ groups });
     if (reply.needPlan === true) {

@@ -43,6 +43,8 @@ export interface PlanSource {
   planFor(org: string): {
     readonly version: number;
     readonly cohorts: readonly CohortDefinition[];
+    /** Codes that exist but are not evaluated (disabled, offline), which the cohorts may name (E21). */
+    readonly inactive?: readonly number[];
     readonly generations?: ReadonlyMap<number, number>;
   };
 }

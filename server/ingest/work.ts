@@ -49,6 +49,7 @@ export interface ReplayGroup {
   readonly org: string;
   readonly version: number;
   readonly cohorts?: readonly CohortDefinition[];
+  readonly inactive?: readonly number[] | undefined;
   readonly items: readonly ReplayItem[];
 }
 
@@ -63,6 +64,7 @@ export interface WorkGroup {
   readonly version: number;
   /** Attached when the executor answered that it lacks the plan of this (org, version). */
   readonly cohorts?: readonly CohortDefinition[];
+  readonly inactive?: readonly number[] | undefined;
   readonly users: readonly WorkUser[];
 }
 
@@ -123,8 +125,8 @@ export class PlanCache {
     return plan !== undefined && plan.version === version ? plan : undefined;
   }
 
-  compile(org: string, version: number, cohorts: readonly CohortDefinition[]): Plan {
-    const plan = compilePlan(cohorts, version);
+  compile(org: string, version: number, cohorts: readonly CohortDefinition[], inactive: readonly number[] = []): Plan {
+    const plan = compilePlan(cohorts, version, { inactive });
     this.plans.set(org, plan);
     return plan;
   }
@@ -136,8 +138,10 @@ export class PlanCache {
 
 export function runWork(task: WorkTask, cache: PlanCache): WorkReply {
   const missing = new Set<string>();
-  const planOf = (group: { org: string; version: number; cohorts?: readonly CohortDefinition[] | undefined }): Plan | undefined => {
-    const plan = cache.get(group.org, group.version) ?? (group.cohorts !== undefined ? cache.compile(group.org, group.version, group.cohorts) : undefined);
+  const planOf = (group: ReplayGroup | WorkGroup): Plan | undefined => {
+    const plan =
+      cache.get(group.org, group.version) ??
+      (group.cohorts !== undefined ? cache.compile(group.org, group.version, group.cohorts, group.inactive) : undefined);
     if (plan === undefined) missing.add(group.org);
     return plan;
   };

@@ -149,6 +149,16 @@ export class CohortRegistry {
     return new Map(this.enabledRealTime(organizationId).map((cohort) => [cohort.code, generationOf(cohort)]));
   }
 
+  /**
+   * Codes of the organization's cohorts that exist but are not evaluated per event (disabled or offline): a real-time
+   * query may name one, and its transition clause then never sees an entry or exit (E21, D19).
+   */
+  inactiveCodes(organizationId: string): number[] {
+    return this.allOf(organizationId)
+      .filter((cohort) => !(cohort.state === 'Enabled' && cohort.segment_type === 'real_time'))
+      .map((cohort) => cohort.code);
+  }
+
   /** Every cohort of the organization by code (any kind and state): offline plans include what they name. */
   allOf(organizationId: string): Cohort[] {
     const org = this.orgs.get(organizationId);

@@ -13,7 +13,7 @@ export class PlanCache {
     const version = this.cohorts.planVersion(org);
     const cached = this.plans.get(org);
     if (cached !== undefined && cached.version === version) return cached.plan;
-    const plan = compilePlan(definitionsOf(this.cohorts, org), version);
+    const plan = compilePlan(definitionsOf(this.cohorts, org), version, { inactive: this.cohorts.inactiveCodes(org) });
     this.plans.set(org, { version, plan });
     return plan;
   }
