@@ -59,8 +59,10 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         log: (line) => io.stderr(line + '\n'),
         offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
       });
+      // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
+      const stopped = waitForStopSignal();
       io.stdout(`listening on ${service.url}\n`);
-      await waitForStopSignal();
+      await stopped;
       io.stderr('stopping: finishing in-flight requests\n');
       await service.close();
       io.stderr('stopped\n');
