@@ -3,18 +3,10 @@
 
 import { describe, expect, it } from 'vitest';
 import { validateQuery } from './validate.js';
+import { createRng } from '../../test/differential/random.js';
 
-/** mulberry32: a small deterministic PRNG, so every run checks the same inputs. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The shared seeded PRNG (mulberry32), so every run checks the same inputs. */
+const random = (seed: number): (() => number) => createRng(seed).next;
 
 const KEYS = [
   'and', 'or', 'event', 'frequency', 'during', 'where', 'property', 'condition', 'function', 'segment', 'provider', 'filters',

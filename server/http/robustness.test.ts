@@ -1,6 +1,7 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { send, startServer, type RunningServer } from './test-server.js';
+import { createRng } from '../../test/differential/random.js';
 
 let running: RunningServer;
 
@@ -19,17 +20,8 @@ afterAll(async () => {
   await running.server.close();
 });
 
-/** A small deterministic generator (mulberry32), so a failure replays. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The shared seeded PRNG (mulberry32), so a failure replays. */
+const generator = (seed: number): (() => number) => createRng(seed).next;
 
 function garbageRequest(random: () => number): Buffer {
   const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;

@@ -4,6 +4,7 @@
 import type { BatchOp, BatchOptions, RangeOptions, Store } from '../../store/contract.js';
 import { MemoryStore } from '../../store/memory.js';
 import { scanPrefix } from '../../store/layout.js';
+import { createRng } from '../../../test/differential/random.js';
 
 /** UUID v4-shaped ids from a counter: `…-4000-8000-00000000000n`, distinct per `space`. */
 export function sequentialIds(space = 0): () => string {
@@ -44,14 +45,5 @@ export async function dumpPrefix(store: Store, prefix: string, org: string): Pro
   return out;
 }
 
-/** A small seeded PRNG (mulberry32) for reproducible "random" tests. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The shared seeded PRNG (mulberry32) for reproducible "random" tests. */
+export const seededRandom = (seed: number): (() => number) => createRng(seed).next;
