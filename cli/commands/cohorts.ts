@@ -6,6 +6,7 @@ import { CliError, type CliIo } from '../io.js';
 import { clientFor } from '../client.js';
 import { CONNECTION_HELP, formatFields, formatTable, printResult } from '../format.js';
 import { parseList, readJsonArgument, segment } from './args.js';
+import { startProgress } from '../progress.js';
 
 interface CohortWire {
   id: string;
@@ -151,22 +152,54 @@ export function registerCohortsCommand(program: Command, io: CliIo): void {
 
   cohorts
     .command('recompute')
-    .description('compute a cohort over stored history now (D20); prints what the server answers')
+    .description('compute a cohort over stored history now (D20) and follow it to the end with a progress bar')
     .argument('<id>', 'cohort id (UUID)')
-    .addHelpText('after', CONNECTION_HELP + '\nExample:\n  $ audience cohorts recompute 3f6b...9a --json')
-    .action(async (id: string, _options: unknown, command: Command) => {
-      const answer = await clientFor(command, io).request<unknown>('POST', `${BASE}/${segment(id)}/recompute`);
+    .option('--no-wait', 'print the server\'s first answer and return while the computation runs')
+    .addHelpText('after', CONNECTION_HELP + '\nExample:\n  $ audience cohorts recompute 3f6b...9a\n  $ audience cohorts recompute 3f6b...9a --no-wait --json')
+    .action(async (id: string, options: { wait: boolean }, command: Command) => {
+      const client = clientFor(command, io);
+      let answer = await client.request<unknown>('POST', `${BASE}/${segment(id)}/recompute`);
+      if (options.wait) {
+        const progress = startProgress(io, 1, 'recompute');
+        try {
+          // Follows the cohort's read model until it reports no computation under way (its `backfill` goes away).
+          for (let running = progressOf(answer); running !== undefined && running['state'] !== 'done'; running = progressOf(answer)) {
+            const total = Number(running['users_total'] ?? 0);
+            const done = Number(running['users_done'] ?? 0);
+            progress.update(total > 0 ? done / total : 0, `${done} of ${total} users`);
+            await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+            answer = await client.request<unknown>('GET', `${BASE}/${segment(id)}`);
+          }
+        } finally {
+          progress.finish();
+        }
+      }
       printResult(io, command, answer ?? { id, recomputed: true }, () => describeRecompute(id, answer));
     });
 }
 
-/** The server's answer for people: the computation's state and progress when it reports one (`backfill`). */
+/** How often `recompute` reads the cohort back while its computation runs. */
+const POLL_MS = 250;
+
+function asRecord(answer: unknown): Record<string, unknown> {
+  return answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Record<string, unknown>) : {};
+}
+
+/** The computation's progress a cohort reports (`backfill`), or undefined once there is none. */
+function progressOf(answer: unknown): Record<string, unknown> | undefined {
+  const backfill = asRecord(answer)['backfill'];
+  return backfill !== null && typeof backfill === 'object' ? (backfill as Record<string, unknown>) : undefined;
+}
+
+/** The server's answer for people: the computation's state and progress, or the size once it is done. */
 function describeRecompute(id: string, answer: unknown): string {
-  const record = answer !== null && typeof answer === 'object' && !Array.isArray(answer) ? (answer as Record<string, unknown>) : {};
-  const backfill = record['backfill'];
-  const progress = backfill !== null && typeof backfill === 'object' ? (backfill as Record<string, unknown>) : undefined;
+  const record = asRecord(answer);
+  const progress = progressOf(answer);
   const code = record['code'] === undefined ? '' : ` (code ${String(record['code'])})`;
-  if (progress === undefined) return `recompute of cohort ${id}${code} accepted\n`;
+  if (progress === undefined) {
+    const size = record['live_audience_size'] === undefined ? '' : `: ${String(record['live_audience_size'])} users`;
+    return `recompute of cohort ${id}${code} done${size}\n`;
+  }
   const counts = progress['users_total'] === undefined ? '' : `, ${String(progress['users_done'] ?? 0)} of ${String(progress['users_total'])} users`;
   return `recompute of cohort ${id}${code}: ${String(progress['state'] ?? 'unknown')}${counts}\n`;
 }

@@ -172,17 +172,36 @@ describe('audience cohorts', () => {
     expectOneLineError(await run(['cohorts', 'get', target.id]), /^error: HTTP 404 3000: /);
   });
 
-  it('recomputes a cohort over history and reports the server\'s answer; errors are one line (D20)', async () => {
+  it('recomputes a cohort over history and follows it to the end; --no-wait returns at once; errors are one line (D20)', async () => {
     const cohort = await create('Offline', ['--offline']);
-    const answer = await json<Cohort & { backfill?: { state: string } }>(['cohorts', 'recompute', cohort.id]);
-    expect(answer.id).toBe(cohort.id);
-    expect(['running', 'done']).toContain(answer.backfill?.state);
+    const started = await json<Cohort & { backfill?: { state: string } }>(['cohorts', 'recompute', cohort.id, '--no-wait']);
+    expect(started.id).toBe(cohort.id);
+    expect(['running', 'done']).toContain(started.backfill?.state);
+    const finished = await json<Cohort & { backfill?: unknown; live_audience_size?: number }>(['cohorts', 'recompute', cohort.id]);
+    expect(finished.id).toBe(cohort.id);
+    expect(finished.backfill).toBeUndefined();
+    expect(finished.live_audience_size).toBe(0);
     const human = await run(['cohorts', 'recompute', cohort.id]);
     expect(human.code).toBe(0);
-    expect(human.out).toMatch(new RegExp(`^recompute of cohort ${cohort.id} \\(code ${cohort.code}\\): (running|done)`));
+    expect(human.out).toMatch(new RegExp(`^recompute of cohort ${cohort.id} \\(code ${cohort.code}\\) done: 0 users`));
     expectOneLineError(await run(['cohorts', 'recompute', randomUUID()]), /^error: HTTP 404 3000: /);
     await json(['cohorts', 'update', cohort.id, '--disable']);
     expectOneLineError(await run(['cohorts', 'recompute', cohort.id]), /^error: HTTP 409 4000: /);
+  });
+
+  it('waits for an offline computation over real history and prints the exact size (D20)', async () => {
+    const buyers = Array.from({ length: 40 }, () => randomUUID());
+    for (const [index, user] of buyers.entries()) {
+      const name = index % 4 === 0 ? 'Browse' : 'Buy';
+      const tracked = await service.json('POST', '/v2.0/events', { key: service.keys.public_key, body: { name, user_id: user, properties: {} } });
+      expect(tracked.status).toBe(200);
+    }
+    const cohort = await json<Cohort>(['cohorts', 'create', '--name', 'Offline buyers', '--query', '-', '--offline'], {
+      stdin: JSON.stringify({ event: 'Buy' }),
+    });
+    const finished = await json<Cohort & { backfill?: unknown; live_audience_size?: number }>(['cohorts', 'recompute', cohort.id]);
+    expect(finished.backfill).toBeUndefined();
+    expect(finished.live_audience_size).toBe(30);
   });
 
   it('refuses a public key with 403 2001 (D6) and no key with exit 1', async () => {
