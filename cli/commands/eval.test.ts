@@ -5,25 +5,10 @@ import { Command } from 'commander';
 import { describe, expect, it } from 'vitest';
 import { CliError, type CliIo } from '../io.js';
 import { registerEvalCommand } from './eval.js';
+import { captureIo, type CapturedIo } from '../../test/support/cli-io.js';
 
-function fakeIo(files: Record<string, string>, stdin = ''): CliIo & { out: string[]; err: string[] } {
-  const out: string[] = [];
-  const err: string[] = [];
-  return {
-    out,
-    err,
-    stdout: (text) => void out.push(text),
-    stderr: (text) => void err.push(text),
-    readFile: async (path) => {
-      const content = files[path];
-      if (content === undefined) throw new Error(`ENOENT: ${path}`);
-      return content;
-    },
-    readStdin: async () => stdin,
-    env: {},
-    isTTY: false,
-  };
-}
+/** The shared fake io: files from the map (a path outside it is read from disk, so a missing one fails). */
+const fakeIo = (files: Record<string, string>, stdin = ''): CapturedIo => captureIo({ files, stdin });
 
 async function runEval(args: string[], io: CliIo): Promise<void> {
   const program = new Command('audience').exitOverride().configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
