@@ -63,6 +63,12 @@ export interface EngineBenchResult {
   readonly eventsPerSecondRuns: number[];
   /** The same runs measured in this process's CPU time (less sensitive to other load on the machine). */
   readonly eventsPerCpuSecond: number;
+  /**
+   * The same streams with each event decoded per call from its JSON (fresh property objects, as the ingest pipeline
+   * hands them over, instead of the pool's shared, cache-warm ones): one run after the timed ones, in CPU time.
+   * `engine` excludes the decode (measured alone over the same sequence and subtracted); `withDecode` includes it.
+   */
+  readonly decodedEventsPerCpuSecond: { readonly engine: number; readonly withDecode: number; readonly decodeNsPerEvent: number };
   /** 1-minute load average before / after the runs (the machine may be shared). */
   readonly loadAverage: [number, number];
   readonly nsPerEventShortHistory: number;
@@ -95,7 +101,7 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
 
   // Throughput: steady state (every user already has state), one event per call, users interleaved (a partition
   // owner's worst case for locality). The warm-up round creates the users; each run continues their streams.
-  const rounds = settings.eventsPerUser * (settings.runs + 1);
+  const rounds = settings.eventsPerUser * (settings.runs + 2); // warm-up, timed runs, the decoded run
   const streams = Array.from({ length: settings.users }, (_, user) => streamOf(pool, user * 7919, rounds, Date.UTC(2026, 0, 1) + user * 1000));
   const states: UserState[] = Array.from({ length: settings.users }, () => newUserState());
   const cpuRates: number[] = [];
@@ -118,6 +124,7 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
   cpuRates.length = 0;
   const eventsPerSecondRuns = Array.from({ length: settings.runs }, (_, run) => throughput(run + 1));
   const loadAfter = loadavg()[0] as number;
+  const decoded = decodedThroughput(plan, pool, streams, states, contexts, settings, settings.runs + 1);
   let bytes = 0;
   for (const state of states) bytes += encodeState(state).length;
   const stateBytesPerUser = bytes / states.length;
@@ -134,6 +141,7 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
     eventsPerSecond: median(eventsPerSecondRuns),
     eventsPerSecondRuns,
     eventsPerCpuSecond: median(cpuRates),
+    decodedEventsPerCpuSecond: decoded,
     loadAverage: [loadBefore, loadAfter],
     nsPerEventShortHistory: short.nsPerEvent,
     nsPerEventLongHistory: long.nsPerEvent,
@@ -146,6 +154,44 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
     referenceRatio: reference.referenceNs / reference.engineNs,
     referenceAgrees: reference.agrees,
   };
+}
+
+/**
+ * One more round of `eventsPerUser` events per user, each decoded per call from the JSON of its pool entry (the
+ * stream's time kept), in CPU time; then the decode alone over the same sequence. Streams hold rounds for it.
+ */
+function decodedThroughput(
+  plan: Plan,
+  pool: readonly EngineEvent[],
+  streams: readonly EngineEvent[][],
+  states: readonly UserState[],
+  contexts: readonly SegmentContext[],
+  settings: EngineBenchOptions,
+  run: number,
+): { engine: number; withDecode: number; decodeNsPerEvent: number } {
+  const wire = pool.map((event) => JSON.stringify(event));
+  const from = run * settings.eventsPerUser;
+  const to = from + settings.eventsPerUser;
+  const decode = (user: number, round: number): EngineEvent => {
+    const event = JSON.parse(wire[(user * 7919 + round) % wire.length] as string) as { time: number };
+    event.time = ((streams[user] as EngineEvent[])[round] as EngineEvent).time;
+    return event as EngineEvent;
+  };
+  let cpu = process.cpuUsage();
+  for (let round = from; round < to; round++) {
+    for (let user = 0; user < settings.users; user++) {
+      segment(plan, states[user] as UserState, [decode(user, round)], contexts[user % contexts.length] as SegmentContext);
+    }
+  }
+  let used = process.cpuUsage(cpu);
+  const total = (used.user + used.system) / 1e6;
+  let sink = 0;
+  cpu = process.cpuUsage();
+  for (let round = from; round < to; round++) for (let user = 0; user < settings.users; user++) sink += decode(user, round).time;
+  used = process.cpuUsage(cpu);
+  const decodeOnly = (used.user + used.system) / 1e6 + (sink === 0 ? 1e-9 : 0);
+  const events = settings.users * settings.eventsPerUser;
+  return { engine: events / Math.max(total - decodeOnly, 1e-9), withDecode: events / total, decodeNsPerEvent: (decodeOnly / events) * 1e9 };
 }
 
 /** A user's events: pool entries (shared properties) at offset `from`, with the pool's time gaps, from `start`. */
@@ -277,6 +323,10 @@ function printTable(result: EngineBenchResult): void {
     ['clause kinds', Object.entries(result.clauseKinds).map(([k, n]) => `${k} ${n}`).join(', ')],
     ['events/s (median)', `${Math.round(result.eventsPerSecond).toLocaleString('en')} (runs: ${result.eventsPerSecondRuns.map((v) => Math.round(v).toLocaleString('en')).join(', ')})`],
     ['events/CPU-second (median)', Math.round(result.eventsPerCpuSecond).toLocaleString('en')],
+    [
+      'events/CPU-second, decoded per call',
+      `${Math.round(result.decodedEventsPerCpuSecond.engine).toLocaleString('en')} engine, ${Math.round(result.decodedEventsPerCpuSecond.withDecode).toLocaleString('en')} with decode (${result.decodedEventsPerCpuSecond.decodeNsPerEvent.toFixed(0)} ns/event)`,
+    ],
     ['load average before / after', result.loadAverage.map((v) => v.toFixed(2)).join(' / ')],
     [`ns/event, ${result.settings.shortHistory} prior events`, result.nsPerEventShortHistory.toFixed(0)],
     [`ns/event, ${result.settings.longHistory.toLocaleString('en')} prior events`, result.nsPerEventLongHistory.toFixed(0)],

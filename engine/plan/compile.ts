@@ -17,6 +17,7 @@ import { compileWhere } from './conditions/index.js';
 import { compileConnections } from './connections.js';
 import { ContextMemo } from './context-memo.js';
 import { orderCohorts } from './order.js';
+import { NOT_STICKY, finalAboveOf, stickyAnswerOf } from './sticky.js';
 import { Plan, type ClauseTest, type CompiledCohort, type FilterGroup } from './plan.js';
 
 /** A slot-backed clause before slots are built: its key, the count cap it needs, and how to build the slot. */
@@ -92,6 +93,9 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
   const contextMemo = new ContextMemo();
   const clauseCohort: number[] = [];
   const clauseVolatile: number[] = [];
+  const clauseSticky: number[] = [];
+  const clauseFinalAbove: number[] = [];
+  const clauseSlot: number[] = [];
   const dependents: number[][] = slots.map(() => []);
   const compiled: CompiledCohort[] = order.map((code, position) => {
     let volatile = false;
@@ -104,6 +108,9 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
           // E21: no entry or exit ever happens; the answer is constant (has_not_* holds, has_* does not).
           const holds = clause.kind === 'transition' && (clause.op === 'has_not_entered' || clause.op === 'has_not_exited');
           clauseVolatile.push(0);
+          clauseSticky.push(NOT_STICKY);
+          clauseFinalAbove.push(Number.POSITIVE_INFINITY);
+          clauseSlot.push(-1);
           clauseTests.push(() => holds);
           continue;
         }
@@ -111,12 +118,18 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
         if (request === undefined) {
           volatile = true;
           clauseVolatile.push(1);
+          clauseSticky.push(NOT_STICKY);
+          clauseFinalAbove.push(Number.POSITIVE_INFINITY);
+          clauseSlot.push(-1);
           clauseTests.push(compileContextClause(clause, contextMemo));
           continue;
         }
         const index = indexOfKey.get(request.key) as number;
         (dependents[index] as number[]).push(clauseTests.length);
         clauseVolatile.push(0);
+        clauseSticky.push(stickyAnswerOf(clause));
+        clauseFinalAbove.push(finalAboveOf(clause));
+        clauseSlot.push(index);
         clauseTests.push(compileSlotClause(clause, slots[index] as SlotDef));
       }
       groupEnds.push(clauseTests.length);
@@ -165,6 +178,9 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
     clauseTests,
     clauseCohort: Int32Array.from(clauseCohort),
     clauseVolatile: Uint8Array.from(clauseVolatile),
+    clauseSticky: Uint8Array.from(clauseSticky),
+    clauseFinalAbove: Float64Array.from(clauseFinalAbove),
+    clauseSlot: Int32Array.from(clauseSlot),
     byEvent,
     dependents: dependents.map((list) => Int32Array.from(list)),
     entered: entered.map((list) => Int32Array.from(list)),

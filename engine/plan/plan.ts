@@ -36,6 +36,12 @@ export interface PlanParts {
   readonly clauseTests: readonly ClauseTest[];
   readonly clauseCohort: Int32Array;
   readonly clauseVolatile: Uint8Array;
+  /** Per clause: the answer it keeps once given (plan/sticky.ts), or NOT_STICKY. */
+  readonly clauseSticky: Uint8Array;
+  /** Per clause: its answer is final once its slot's value exceeds this (plan/sticky.ts); +Infinity: never. */
+  readonly clauseFinalAbove: Float64Array;
+  /** Per clause: the index of the slot it reads, or -1 (context and constant clauses). */
+  readonly clauseSlot: Int32Array;
   readonly byEvent: ReadonlyMap<string, readonly FilterGroup[]>;
   /** Per slot index: the clauses (indexes in `clauseTests`) that read the slot. */
   readonly dependents: readonly Int32Array[];
@@ -70,6 +76,11 @@ export class Plan {
   readonly clauseTests: readonly ClauseTest[];
   readonly clauseCohort: Int32Array;
   readonly clauseVolatile: Uint8Array;
+  /** @internal Per clause: the answer it keeps once given, a bound above which its answer is final (plan/sticky.ts). */
+  readonly clauseSticky: Uint8Array;
+  readonly clauseFinalAbove: Float64Array;
+  /** @internal Per clause: the slot it reads, or -1. */
+  readonly clauseSlot: Int32Array;
   /** @internal Event name -> the slot groups it can change. */
   readonly byEvent: ReadonlyMap<string, readonly FilterGroup[]>;
   /** @internal Slot indexes with run-change or time hooks. */
@@ -120,6 +131,9 @@ export class Plan {
     this.clauseTests = Object.freeze([...parts.clauseTests]);
     this.clauseCohort = parts.clauseCohort;
     this.clauseVolatile = parts.clauseVolatile;
+    this.clauseSticky = parts.clauseSticky;
+    this.clauseFinalAbove = parts.clauseFinalAbove;
+    this.clauseSlot = parts.clauseSlot;
     this.byEvent = parts.byEvent;
     this.dependents = parts.dependents;
     this.entered = parts.entered;

@@ -7,7 +7,7 @@ import type { EngineEvent, SegmentContext, Transition } from '../api.js';
 import type { ClauseTest, CompiledCohort, FilterGroup, Plan } from '../plan/plan.js';
 import type { SlotDef, TransitionSlotDef } from './slots/types.js';
 import { SESSION_CHANGED, VIEW_CHANGED, advanceTrackers } from './trackers.js';
-import { CLAUSE_STALE, bindState, membershipsOf, noteTransition, type UserState } from './user-state.js';
+import { CLAUSE_FINAL, CLAUSE_STALE, COHORT_DIRTY, COHORT_RECHECK, bindState, membershipsOf, noteTransition, type UserState } from './user-state.js';
 
 export interface SegmentResult {
   readonly state: UserState;
@@ -16,24 +16,6 @@ export interface SegmentResult {
   readonly memberships: number[];
 }
 
-/**
- * Which cohorts read a slot whose value may have changed at this event (the clauses reading it are marked
- * CLAUSE_STALE in the user's own flags, which `flags` / `base` point at during a call).
- */
-interface Dirty {
-  readonly cohorts: Uint8Array;
-  readonly clauseCohort: Int32Array;
-  flags: Uint8Array;
-  base: number;
-}
-
-/**
- * Scratch flags reused across calls (every flag is cleared as its cohort is visited, so they are clean between
- * events); a nested call (from a context callback) gets its own, and a throw clears them.
- */
-let scratch: Dirty = { cohorts: new Uint8Array(64), clauseCohort: new Int32Array(0), flags: new Uint8Array(0), base: 0 };
-let scratchBusy = false;
-
 /** What a transition clause's `where` sees at a re-evaluation: an event with no properties (E20). */
 const NO_PROPERTIES: Readonly<Record<string, unknown>> = Object.freeze({});
 
@@ -41,17 +23,13 @@ const NO_PROPERTIES: Readonly<Record<string, unknown>> = Object.freeze({});
 export function segment(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: SegmentContext): SegmentResult {
   bindState(state, plan);
   plan.contextMemo.startCall();
-  const dirty = takeScratch(plan, state);
   try {
-    const transitions = run(plan, state, events, ctx, dirty);
+    const transitions = run(plan, state, events, ctx);
     return { state, transitions, memberships: membershipsOf(state) };
   } catch (error) {
-    // The dirty marks are lost: every cohort is decided again at the next event (stale clauses stay stale).
-    dirty.cohorts.fill(0);
+    // Every cohort is decided again at the next event (stale clauses stay stale, dirty marks stay set).
     state.evaluateAll = true;
     throw error;
-  } finally {
-    releaseScratch(dirty);
   }
 }
 
@@ -64,57 +42,39 @@ export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: Segme
   bindState(state, plan);
   if (state.count === 0) return { state, transitions: [], memberships: membershipsOf(state) };
   plan.contextMemo.startCall();
-  const dirty = takeScratch(plan, state);
   try {
     const transitions: Transition[] = [];
     // E1 / E20: the effective now never goes back; a non-finite now counts as the previous effective time.
     state.prevTime = state.time;
     if (Number.isFinite(now) && now > state.time) state.time = now;
-    if (state.time >= state.nextExpiry) ageTimedSlots(plan, state, dirty);
-    evaluateCohorts(plan, state, ctx, dirty, transitions, -1, NO_PROPERTIES);
+    if (state.time >= state.nextExpiry) ageTimedSlots(plan, state);
+    evaluateCohorts(plan, state, ctx, transitions, -1, NO_PROPERTIES);
     return { state, transitions, memberships: membershipsOf(state) };
   } catch (error) {
-    // The dirty marks are lost: every cohort is decided again at the next event (stale clauses stay stale).
-    dirty.cohorts.fill(0);
+    // Every cohort is decided again at the next event (stale clauses stay stale, dirty marks stay set).
     state.evaluateAll = true;
     throw error;
-  } finally {
-    releaseScratch(dirty);
   }
 }
 
-/** Clean dirty flags sized for `plan`, pointing at the user's clause flags: the shared scratch unless nested. */
-function takeScratch(plan: Plan, state: UserState): Dirty {
-  const cohorts = plan.cohorts.length;
-  if (scratchBusy) return { cohorts: new Uint8Array(cohorts), clauseCohort: plan.clauseCohort, flags: state.flags, base: cohorts };
-  if (scratch.cohorts.length < cohorts || scratch.clauseCohort !== plan.clauseCohort) {
-    scratch = {
-      cohorts: scratch.cohorts.length < cohorts ? new Uint8Array(cohorts * 2) : scratch.cohorts,
-      clauseCohort: plan.clauseCohort,
-      flags: state.flags,
-      base: cohorts,
-    };
-  }
-  scratch.flags = state.flags;
-  scratch.base = cohorts;
-  scratchBusy = true;
-  return scratch;
-}
-
-function releaseScratch(dirty: Dirty): void {
-  if (dirty === scratch) scratchBusy = false;
-}
-
-/** Slot `slot` may have changed: the clauses reading it are stale and their cohorts need evaluating. */
-function touch(plan: Plan, slot: number, dirty: Dirty): void {
-  const flags = dirty.flags;
-  const base = dirty.base;
+/**
+ * Slot `slot` may have changed: the clauses reading it are stale (unless final) and their cohorts dirty (their
+ * state byte in the user's flags, after the clause flags, gets COHORT_DIRTY).
+ */
+function touch(plan: Plan, state: UserState, slot: number): void {
+  const flags = state.flags;
+  const base = plan.cohorts.length;
+  const cohortBase = base + plan.clauseTests.length;
   const readers = plan.readers;
+  const clauseCohort = plan.clauseCohort;
   const end = plan.readerStart[slot + 1] as number;
   for (let k = plan.readerStart[slot] as number; k < end; k++) {
     const clause = readers[k] as number;
+    // A clause whose answer can no longer change (plan/sticky.ts) stays known.
+    if ((flags[base + clause] as number) >= CLAUSE_FINAL) continue;
     flags[base + clause] = CLAUSE_STALE;
-    dirty.cohorts[dirty.clauseCohort[clause] as number] = 1;
+    const at = cohortBase + (clauseCohort[clause] as number);
+    flags[at] = (flags[at] as number) | COHORT_DIRTY;
   }
 }
 
@@ -135,7 +95,7 @@ function warmState(state: UserState): void {
   warmSink = sum;
 }
 
-function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: SegmentContext, dirty: Dirty): Transition[] {
+function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: SegmentContext): Transition[] {
   const transitions: Transition[] = [];
   const defs = plan.slots;
   warmState(state);
@@ -147,18 +107,18 @@ function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: 
       const list = plan.sessionSlots;
       for (let k = 0; k < list.length; k++) {
         const index = list[k] as number;
-        if ((defs[index] as SlotDef).onSessionStart(state)) touch(plan, index, dirty);
+        if ((defs[index] as SlotDef).onSessionStart(state)) touch(plan, state, index);
       }
     }
     if ((changes & VIEW_CHANGED) !== 0) {
       const list = plan.viewSlots;
       for (let k = 0; k < list.length; k++) {
         const index = list[k] as number;
-        if ((defs[index] as SlotDef).onViewStart(state)) touch(plan, index, dirty);
+        if ((defs[index] as SlotDef).onViewStart(state)) touch(plan, state, index);
       }
     }
     // Timed slots are aged only when one of them can have expired (their earliest expiry is tracked).
-    if (state.time >= state.nextExpiry) ageTimedSlots(plan, state, dirty);
+    if (state.time >= state.nextExpiry) ageTimedSlots(plan, state);
 
     const groups = plan.byEvent.get(event.name);
     if (groups !== undefined) {
@@ -169,17 +129,17 @@ function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: 
         for (let k = 0; k < list.length; k++) {
           const index = list[k] as number;
           const def = defs[index] as SlotDef;
-          if ((matched || def.needsUnmatched) && def.onEvent(state, matched)) touch(plan, index, dirty);
+          if ((matched || def.needsUnmatched) && def.onEvent(state, matched)) touch(plan, state, index);
         }
       }
     }
-    evaluateCohorts(plan, state, ctx, dirty, transitions, e, event.properties);
+    evaluateCohorts(plan, state, ctx, transitions, e, event.properties);
   }
   return transitions;
 }
 
 /** Drops what left the timed slots' windows at `state.time` and recomputes their expiry bounds. */
-function ageTimedSlots(plan: Plan, state: UserState, dirty: Dirty): void {
+function ageTimedSlots(plan: Plan, state: UserState): void {
   const defs = plan.slots;
   const timed = plan.timedSlots;
   const nums = state.nums;
@@ -189,7 +149,7 @@ function ageTimedSlots(plan: Plan, state: UserState, dirty: Dirty): void {
     if (state.time >= (nums[expiryBase + k] as number)) {
       const index = timed[k] as number;
       const def = defs[index] as SlotDef;
-      if (def.refresh(state)) touch(plan, index, dirty);
+      if (def.refresh(state)) touch(plan, state, index);
       nums[expiryBase + k] = def.expiry(state);
     }
     if ((nums[expiryBase + k] as number) < next) next = nums[expiryBase + k] as number;
@@ -206,27 +166,24 @@ function evaluateCohorts(
   plan: Plan,
   state: UserState,
   ctx: SegmentContext,
-  dirty: Dirty,
   transitions: Transition[],
   eventIndex: number,
   properties: Readonly<Record<string, unknown>>,
 ): void {
   const cohorts = plan.cohorts;
   const defs = plan.slots;
-  const volatile = plan.volatile;
-  // Membership by cohort position; whether a cohort's decision stands without reading the context at `settled + p`.
+  // Membership by cohort position at `p`; the cohort's state (COHORT_RECHECK | COHORT_DIRTY) at `cohortBase + p`.
   const flags = state.flags;
-  const settled = cohorts.length + plan.clauseTests.length;
-  const dirtyCohorts = dirty.cohorts;
+  const cohortBase = cohorts.length + plan.clauseTests.length;
   const all = state.evaluateAll;
   state.evaluateAll = false;
   const firstTransition = transitions.length;
   for (let p = 0; p < cohorts.length; p++) {
-    // A context-reading cohort is re-decided at every event unless its last decision did not read the context.
-    if (!all && dirtyCohorts[p] === 0 && (volatile[p] === 0 || flags[settled + p] === 1)) continue;
-    dirtyCohorts[p] = 0;
-    const decision = decideCohort(plan, state, ctx, p);
-    flags[settled + p] = (decision & SETTLED) !== 0 ? 1 : 0;
+    // Decided when a clause went stale, or at every event while its last decision read the context.
+    const cohortState = flags[cohortBase + p] as number;
+    if (cohortState === 0 && !all) continue;
+    const decision = cohortState === COHORT_RECHECK && !all ? decideByContext(plan, state, ctx, p) : decideCohort(plan, state, ctx, p);
+    flags[cohortBase + p] = (decision & SETTLED) !== 0 ? 0 : COHORT_RECHECK;
     const holds = decision & HOLDS;
     if (holds === flags[p]) continue;
     flags[p] = holds;
@@ -239,7 +196,7 @@ function evaluateCohorts(
       const index = hearing[k] as number;
       const def = defs[index] as TransitionSlotDef;
       const matched = def.matches === undefined || def.matches(properties);
-      if (def.onTransition(state, matched)) touch(plan, index, dirty);
+      if (def.onTransition(state, matched)) touch(plan, state, index);
     }
   }
   // E19: within an event, transitions are ordered by cohort code.
@@ -272,9 +229,10 @@ function decideCohort(plan: Plan, state: UserState, ctx: SegmentContext, p: numb
     const end = ends[g] as number;
     let known = 0; // 0: every clause known false, 1: one known true, 2: undecided
     for (; c < end; c++) {
+      // A context clause's flag is always CLAUSE_STALE (set at binding, never written): it reads as unknown.
       const f = flags[base + c] as number;
-      if (volatile[c] === 1 || f === CLAUSE_STALE) known = 2;
-      else if (f === 1) {
+      if (f === CLAUSE_STALE) known = 2;
+      else if ((f & 1) === 1) {
         known = 1;
         break;
       }
@@ -292,16 +250,16 @@ function decideCohort(plan: Plan, state: UserState, ctx: SegmentContext, p: numb
     let holds = false;
     let hasContext = false;
     for (let k = c; k < end; k++) {
-      if (volatile[k] === 1) {
-        hasContext = true;
-        continue;
-      }
       let f = flags[base + k] as number;
       if (f === CLAUSE_STALE) {
+        if (volatile[k] === 1) {
+          hasContext = true;
+          continue;
+        }
         f = (tests[k] as ClauseTest)(state, ctx) ? 1 : 0;
-        flags[base + k] = f;
+        flags[base + k] = isFinal(plan, state, k, f) ? f | CLAUSE_FINAL : f;
       }
-      if (f === 1) {
+      if ((f & 1) === 1) {
         holds = true;
         break;
       }
@@ -313,17 +271,38 @@ function decideCohort(plan: Plan, state: UserState, ctx: SegmentContext, p: numb
     c = end;
   }
   if (needsContext === 0) return HOLDS | SETTLED;
-  // The context clauses of the groups no slot clause satisfies.
-  c = start;
-  for (let g = first; g < last; g++) {
+  return decideByContext(plan, state, ctx, p);
+}
+
+/**
+ * The last step of decideCohort: every group holds by a known true clause or by one of its context clauses. Alone,
+ * it decides a cohort whose last decision read the context and none of whose clauses went stale since: that
+ * decision evaluated every slot clause of the groups it left to the context, and none has changed.
+ */
+function decideByContext(plan: Plan, state: UserState, ctx: SegmentContext, p: number): number {
+  const flags = state.flags;
+  const base = plan.cohorts.length;
+  const volatile = plan.clauseVolatile;
+  const tests = plan.clauseTests;
+  const ends = plan.groupEnds;
+  const last = plan.cohortGroups[p + 1] as number;
+  let c = plan.cohortStart[p] as number;
+  for (let g = plan.cohortGroups[p] as number; g < last; g++) {
     const end = ends[g] as number;
     let holds = false;
-    for (let k = c; k < end && !holds; k++) if (flags[base + k] === 1 && volatile[k] === 0) holds = true;
+    for (let k = c; k < end && !holds; k++) if (((flags[base + k] as number) & 1) === 1) holds = true;
     for (let k = c; k < end && !holds; k++) if (volatile[k] === 1 && (tests[k] as ClauseTest)(state, ctx)) holds = true;
     if (!holds) return 0;
     c = end;
   }
   return HOLDS;
+}
+
+/** Whether clause `k`'s fresh answer `f` can no longer change: its lasting answer, or its slot past the bound. */
+function isFinal(plan: Plan, state: UserState, k: number, f: number): boolean {
+  if (f === plan.clauseSticky[k]) return true;
+  const above = plan.clauseFinalAbove[k] as number;
+  return above !== Number.POSITIVE_INFINITY && (plan.slots[plan.clauseSlot[k] as number] as SlotDef).value(state) > above;
 }
 
 /** Insertion sort of the event's transitions by cohort code (few, nearly sorted). */

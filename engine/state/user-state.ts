@@ -37,9 +37,11 @@ export class UserState implements SlotStore {
   nums: Float64Array = new Float64Array(0);
   objs: unknown[] = [];
   /**
-   * Bound: membership by plan cohort position [0, cohorts); then each clause's last result from `cohorts` on: 0 / 1,
-   * or CLAUSE_STALE when a slot it reads changed since; then, from `cohorts + clauses`, per cohort 1 when its last
-   * decision read no context clause (it stands until one of its clauses goes stale). Only membership is encoded.
+   * Bound: membership by plan cohort position [0, cohorts); then each clause's last result from `cohorts` on: 0 / 1
+   * (plus CLAUSE_FINAL when it can no longer change), or CLAUSE_STALE when a slot it reads changed since (a context
+   * clause's flag stays CLAUSE_STALE); then, from `cohorts + clauses`, per cohort its state: COHORT_RECHECK when its
+   * last decision read a context clause, COHORT_DIRTY when a clause of it went stale since (0: its last decision
+   * stands). Only membership is encoded.
    */
   flags: Uint8Array = new Uint8Array(0);
   /** Unbound (decoded, not yet used): encoded slot tuples by slot id, and member codes. */
@@ -57,12 +59,21 @@ export class UserState implements SlotStore {
 
 /** A clause flag whose slot changed since the clause was last evaluated (evaluated when its cohort needs it). */
 export const CLAUSE_STALE = 2;
+/**
+ * Added to a clause flag (0 / 1) whose answer can no longer change (plan/sticky.ts): its slot's changes no longer
+ * make it stale. Read a clause flag's answer as `flag & 1`.
+ */
+export const CLAUSE_FINAL = 4;
+/** A cohort state bit: its last decision read a context clause, so it is decided again at every event (E13). */
+export const COHORT_RECHECK = 1;
+/** A cohort state bit: a clause of it went stale since its last decision. */
+export const COHORT_DIRTY = 2;
 
 /** Marks every clause result unknown and every cohort for evaluation at the next event (new binding, adoption). */
 export function forgetClauseResults(state: UserState, plan: Plan): void {
-  const settledBase = plan.cohorts.length + plan.clauseTests.length;
-  state.flags.fill(CLAUSE_STALE, plan.cohorts.length, settledBase);
-  state.flags.fill(0, settledBase);
+  const cohortBase = plan.cohorts.length + plan.clauseTests.length;
+  state.flags.fill(CLAUSE_STALE, plan.cohorts.length, cohortBase);
+  state.flags.fill(0, cohortBase);
   state.evaluateAll = true;
 }
 
