@@ -12,6 +12,7 @@ import { validateQuery } from '../engine/index.js';
 import type { NewEvent } from '../server/ingest/index.js';
 import { openServices } from '../server/services.js';
 import { openLevelStore } from '../server/store/level.js';
+import { createRng } from '../test/differential/random.js';
 
 export interface BackfillBenchOptions {
   readonly seed: number;
@@ -56,17 +57,8 @@ export interface BackfillBenchResult {
   readonly loadAverage: readonly number[];
 }
 
-/** A small seeded PRNG (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** The shared seeded PRNG (mulberry32). */
+const random = (seed: number): (() => number) => createRng(seed).next;
 
 function userEvents(next: () => number, user: number, count: number): NewEvent[] {
   let time = Date.parse('2026-01-01T00:00:00.000Z') + Math.floor(next() * 86_400_000);

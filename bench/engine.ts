@@ -17,7 +17,7 @@ import {
   type SegmentContext,
   type UserState,
 } from '../engine/index.js';
-import { SampleGenerator } from '../engine/state/sample-cohorts.js';
+import { SampleGenerator } from '../test/support/sample-cohorts.js';
 import { ReferenceRun } from '../test/reference/index.js';
 import { PROVIDERS, toWireQuery } from './workload/cohorts.js';
 

@@ -10,7 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { openIngestPipeline } from '../server/ingest/index.js';
 import type { NewEvent } from '../server/ingest/types.js';
 import { openLevelStore } from '../server/store/level.js';
-import { SampleGenerator } from '../engine/state/sample-cohorts.js';
+import { SampleGenerator } from '../test/support/sample-cohorts.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
 
 const users = Number(process.argv[2] ?? '1000000');

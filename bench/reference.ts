@@ -3,7 +3,7 @@
 // event list). Compared over the benchmark cohorts without transition clauses (see `runReferenceBench`).
 
 import { compilePlan, decodeState, encodeState, newUserState, segment, type EngineEvent, type SegmentContext } from '../engine/index.js';
-import { SampleGenerator } from '../engine/state/sample-cohorts.js';
+import { SampleGenerator } from '../test/support/sample-cohorts.js';
 import { holdsClause } from '../test/reference/clauses.js';
 import { describeHistory } from '../test/reference/history.js';
 import { holdsQuery } from '../test/reference/index.js';

@@ -1,7 +1,7 @@
 // Request bodies of the HTTP benchmarks: seeded users (UUID + an email alias), track calls whose user, event name
 // and properties vary per request (300-600 bytes), and stateless calls of 10 events. The baseline gets the same.
 
-import { createRandom } from '../../engine/state/sample-cohorts.js';
+import { createRandom } from '../../test/support/sample-cohorts.js';
 
 export const ALIAS_TAG = 'email';
 const NAMES = ['Pageview', 'PageviewEngagement', 'Click', 'Buy', 'Search'] as const;

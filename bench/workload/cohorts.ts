@@ -1,9 +1,9 @@
-// The benchmark's 100 cohorts in the spec's wire format: engine/state/sample-cohorts.ts (the same seeded generator
+// The benchmark's 100 cohorts in the spec's wire format: test/support/sample-cohorts.ts (the same seeded generator
 // bench/engine.ts uses) converted from the validated AST back to the JSON a client POSTs to /cohorts-api/v2/cohorts.
 
 import type { CohortDefinition } from '../../engine/api.js';
 import type { Clause, Condition, During, NumberComparison, Query, Where } from '../../engine/query/ast.js';
-import { SampleGenerator } from '../../engine/state/sample-cohorts.js';
+import { SampleGenerator } from '../../test/support/sample-cohorts.js';
 
 type Json = unknown;
 

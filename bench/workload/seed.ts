@@ -1,7 +1,7 @@
 // Seeding the server under test through its HTTP API before the timed part: the 100 cohorts, the imports their
 // membership and connections clauses name (with members and rows), and users with some event history.
 
-import { createRandom } from '../../engine/state/sample-cohorts.js';
+import { createRandom } from '../../test/support/sample-cohorts.js';
 import { sendAll } from '../load.js';
 import { userIdOf, TrackBodies } from './bodies.js';
 import { CONNECTIONS_SCHEMA, PROVIDERS, SEGMENT_CODES, renumber, type WireCohort } from './cohorts.js';

@@ -8,7 +8,7 @@ import { EngineError } from '../errors.js';
 import { compilePlan } from '../plan/compile.js';
 import { decodeState, encodeState, STATE_FORMAT } from './codec.js';
 import { adoptSlots, missingSlots } from './coverage.js';
-import { SampleGenerator } from './sample-cohorts.js';
+import { SampleGenerator } from '../../test/support/sample-cohorts.js';
 import { segment } from './segment.js';
 import { HOUR, MINUTE, T0, cohort, ev, expr, gte, theLast } from './test-queries.js';
 import { membershipsOf, newUserState } from './user-state.js';

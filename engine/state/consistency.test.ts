@@ -7,7 +7,7 @@ import type { EngineEvent, SegmentContext, Transition } from '../api.js';
 import { compilePlan } from '../plan/compile.js';
 import type { Plan } from '../plan/plan.js';
 import { decodeState, encodeState } from './codec.js';
-import { SampleGenerator } from './sample-cohorts.js';
+import { SampleGenerator } from '../../test/support/sample-cohorts.js';
 import { segment } from './segment.js';
 import { newUserState } from './user-state.js';
 

@@ -1,20 +1,12 @@
 // A seeded generator of cohorts mixing every clause kind, event streams and contexts: shared by the engine's
 // consistency tests and bench/engine.ts (same inputs for the same seed, no Math.random).
 
-import type { CohortDefinition, ConnectionRow, EngineEvent, SegmentContext } from '../api.js';
-import type { Clause, Condition, During, NumberComparison, Predicate, Where } from '../query/ast.js';
+import type { CohortDefinition, ConnectionRow, EngineEvent, SegmentContext } from '../../engine/api.js';
+import type { Clause, Condition, During, NumberComparison, Predicate, Where } from '../../engine/query/ast.js';
+import { createRng } from '../differential/random.js';
 
-/** mulberry32: a small, fast, seeded PRNG returning floats in [0, 1). */
-export function createRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
+/** The shared seeded PRNG (mulberry32) as a function returning floats in [0, 1). */
+export const createRandom = (seed: number): (() => number) => createRng(seed).next;
 
 const T0 = Date.UTC(2026, 0, 1);
 const MINUTE = 60_000;
