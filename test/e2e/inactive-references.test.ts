@@ -47,7 +47,8 @@ describe('E21: queries naming inactive cohorts', () => {
     expect(tracked.status).toBe(200);
     const stateless = await service.json<{ state: { cohorts: string[] } }>('POST', '/ccs/v1/segmentation/stateless', {
       key: service.keys.public_key,
-      body: { user_id: randomUUID(), events: [{ name: 'Buy', time: new Date().toISOString(), properties: {} }] },
+      // The same user: the stateless call publishes its event after replying (D24), so another user's would race.
+      body: { user_id: user, events: [{ name: 'Buy', time: new Date().toISOString(), properties: {} }] },
     });
     expect(stateless.status).toBe(200);
     expect(stateless.body.state.cohorts).toEqual([String(notEntered.code)]);
