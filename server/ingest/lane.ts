@@ -1,7 +1,7 @@
 // A partition's lane: its FIFO of queued items (appends, re-evaluations, reads), the background catch-ups of a
 // backfill sweep (a few per tick, after the live items), the users parked while their long history is replayed off
 // the lane (server/backfill/README.md), the next log sequence, the snapshots waiting to be written with its next batch, and
-// whether a tick is running (at most one at a time).
+// its ticks in flight (at most one building; others writing, each over users no other in-flight tick holds).
 
 import type { AppendRequest, AppendResult } from './types.js';
 
@@ -85,8 +85,15 @@ export class Lane {
   background: CatchUpItem[] = [];
   /** Users whose long history is being replayed off the lane, by userKey. */
   readonly parked = new Map<string, ParkedUser>();
-  running = false;
+  /** Groups holding this lane that are building their tick (reads, compute): at most one (one group builds at a time). */
+  building = 0;
   kicked = false;
+  /** Groups holding this lane that have not committed (or failed) yet: the one building and those writing. */
+  inFlight = 0;
+  /** Users (userKey) with an item in a group not committed yet: their next items wait for it (E1, reads see durable data only). */
+  readonly busy = new Set<string>();
+  /** Pending snapshots taken by a group whose batch is not written yet (still a user's state source for loads). */
+  readonly writing = new Map<string, PendingSnapshot>();
   /** Pending snapshots are waiting and no tick is coming for other reasons. */
   flushWanted = false;
   readonly pendingSnapshots = new Map<string, PendingSnapshot>();
@@ -99,7 +106,7 @@ export class Lane {
   ) {}
 
   get idle(): boolean {
-    return !this.running && !this.kicked && this.queue.length === 0 && this.background.length === 0 && this.parked.size === 0;
+    return this.building === 0 && !this.kicked && this.inFlight === 0 && this.queue.length === 0 && this.background.length === 0 && this.parked.size === 0;
   }
 
   /** Weight of the queued and parked items (the backpressure measure). */

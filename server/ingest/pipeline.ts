@@ -1,4 +1,5 @@
-// The ingest pipeline (server/ingest/README.md): partitions with one FIFO lane each and at most one tick in flight,
+// The ingest pipeline (server/ingest/README.md): partitions with one FIFO lane each, ticked together in groups (one
+// building at a time, its batch written while the next builds; a user is in at most one uncommitted group),
 // the users' state cache with write-behind snapshots, live audience sizes, catch-ups of users behind the plan and
 // the parking of long ones (server/backfill/README.md), the executor, and a graceful close.
 
@@ -15,7 +16,8 @@ import { userSnapshotOps } from './load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { AudienceSizes } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from './state-cache.js';
-import { runTick, type TickEnv } from './tick.js';
+import { GroupScheduler } from './groups.js';
+import type { TickEnv } from './tick.js';
 import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PlanSource } from './types.js';
 import { partitionOf } from '../domain/events/index.js';
 import { NO_EVALUATE_AT, findEvaluateAt } from './work.js';
@@ -88,7 +90,7 @@ export class Pipeline implements IngestPipeline {
   private readonly sweepTimer: NodeJS.Timeout;
   private readonly catchUpsPerTick: number;
   private readonly history: HistoryDeps;
-  private readonly ticks = new Map<Lane, Promise<void>>();
+  private readonly scheduler: GroupScheduler;
   private closing: Promise<void> | undefined;
 
   constructor(options: IngestOptions, partitions: number, sizes: AudienceSizes, lastSeqs: readonly number[]) {
@@ -124,7 +126,9 @@ export class Pipeline implements IngestPipeline {
       park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
       contextOf: (org, user): Promise<SegmentContext> => this.contexts.contextFor(org, user),
       log,
+      writes: { tail: Promise.resolve() },
     };
+    this.scheduler = new GroupScheduler(this.env, this.catchUpsPerTick);
     this.sweepTimer = setInterval(() => this.sweepDirty(), Math.max(1000, Math.min(this.snapshotAfterMs, 60_000)));
     this.sweepTimer.unref();
   }
@@ -195,7 +199,7 @@ export class Pipeline implements IngestPipeline {
   }
 
   async settled(): Promise<void> {
-    await Promise.all([...this.ticks.values()]);
+    await this.scheduler.settled();
   }
 
   replayHistories(plan: ReplayPlan, org: string, users: readonly string[], shouldStop?: () => boolean): Promise<ReplayedUser[]> {
@@ -318,33 +322,8 @@ export class Pipeline implements IngestPipeline {
     this.schedule(lane);
   }
 
-  /** Starts the lane's next tick on the next turn, so that everything arriving meanwhile joins it. */
   private schedule(lane: Lane): void {
-    if (lane.running || lane.kicked) return;
-    if (lane.queue.length === 0 && lane.background.length === 0 && !lane.flushWanted) {
-      lane.notifyIfIdle();
-      return;
-    }
-    lane.kicked = true;
-    setImmediate(() => this.startTick(lane));
-  }
-
-  private startTick(lane: Lane): void {
-    lane.kicked = false;
-    lane.running = true;
-    // Live items first, then a bounded number of background catch-ups (server/backfill/README.md: they never starve live work).
-    const items: LaneItem[] = lane.queue;
-    lane.queue = [];
-    lane.queued = 0;
-    if (lane.background.length > 0) items.push(...lane.background.splice(0, this.catchUpsPerTick));
-    const tick = runTick(this.env, lane, items)
-      .catch((error: unknown) => this.env.log(`ingest: tick failed unexpectedly: ${String(error)}`))
-      .finally(() => {
-        lane.running = false;
-        this.ticks.delete(lane);
-        this.schedule(lane);
-      });
-    this.ticks.set(lane, tick);
+    this.scheduler.schedule(lane);
   }
 
   private planOf(org: string): PlanInfo {

@@ -1,6 +1,7 @@
 // The store batch of a committed tick: pending snapshots, events with their transitions (sequences continue the
 // partition log), extra ops, catch-up and re-evaluation transitions (catch-ups logged `replay: true`, server/backfill/README.md),
-// size counter changes per cohort generation (D19) and the snapshots now due; plus each user's next cached state.
+// the size counter deltas per cohort generation (D19; their writes are added at write time, tick.ts) and the
+// snapshots now due; plus each user's next cached state.
 
 import type { BatchOp } from '../store/contract.js';
 import { eventOps, transitionOps } from '../domain/events/index.js';
@@ -116,6 +117,6 @@ export function buildOps(
       dirtySince: dirty ? dirtySince : 0,
     };
   }
-  ops.push(...env.sizes.opsFor(partition, deltas));
+  // The size counters' writes are added by the group just before its write (tick.ts): from the committed counts.
   return { ops, seq, deltas };
 }

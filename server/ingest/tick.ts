@@ -1,7 +1,7 @@
-// One tick of one partition (ARCHITECTURE "The ingest path"): everything queued since the last tick, in arrival
-// order: resolve retried ids (D29), load states, catch up users behind the plan (server/backfill/README.md), compute on the
-// executor, then ONE store batch (events with their transitions, extra ops, size counters, snapshots), then update
-// the cache and sizes and answer the requests.
+// A group of partition ticks (ARCHITECTURE "The ingest path"): each lane's items in arrival order: resolve retried
+// ids (D29), load states, catch up users behind the plan (server/backfill/README.md), compute on the executor (one
+// task), then ONE store batch for the group (events with their transitions, extra ops, size counters, snapshots),
+// chained after the batches built before it, then update the cache and sizes and answer the requests.
 
 import type { EngineEvent, SegmentContext } from '../../engine/api.js';
 import type { Store } from '../store/contract.js';
@@ -14,11 +14,12 @@ import type { Executor } from './executor.js';
 import { orgOf, userOf, type Lane, type LaneItem, type PendingSnapshot } from './lane.js';
 import { findStoredIds, loadStoredState } from './load.js';
 import type { PlanInfo } from './plan-info.js';
-import { AudienceSizes } from './sizes.js';
+import { AudienceSizes, type SizeDeltas } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from './state-cache.js';
 import { buildOps } from './tick-ops.js';
 import type { NewEvent } from './types.js';
-import type { UserResult, WorkGroup, WorkStep, WorkUser } from './work.js';
+import type { UserResult } from './work.js';
+import { compute } from './tick-compute.js';
 
 export type { PlanInfo } from './plan-info.js';
 
@@ -34,6 +35,8 @@ export interface TickEnv {
   /** Snapshot a user whose state has been newer than its snapshot for this long. */
   readonly snapshotAfterMs: number;
   readonly catchUp: CatchUpLimits;
+  /** The chain of group batches (written one after another, in the order they were built). */
+  readonly writes: WriteChain;
   planOf(org: string): PlanInfo;
   contextOf(org: string, user: string): Promise<SegmentContext>;
   /** A user behind the plan with a long history: its items wait while the history is replayed off the lane. */
@@ -81,58 +84,134 @@ export interface UserWork {
 
 export type StepOf = Map<LaneItem, { work: UserWork; index: number }>;
 
-/** Runs a tick; never throws: a failure rejects the tick's items (500, code 5000) and drops their cached states. */
-export async function runTick(env: TickEnv, lane: Lane, items: readonly LaneItem[]): Promise<void> {
-  const included = [...lane.pendingSnapshots.values()];
-  lane.flushWanted = false;
-  const users = new Map<string, UserWork>();
-  const stepOf: StepOf = new Map();
-  let active = items;
+/**
+ * What a lane hands to a group of ticks (pipeline.ts starts one group per event-loop turn): its runnable items (no
+ * user of them is in another uncommitted group) and the pending snapshots the batch writes, already moved from
+ * `pendingSnapshots` to `writing`.
+ */
+export interface TickRun {
+  readonly lane: Lane;
+  readonly items: readonly LaneItem[];
+  readonly included: readonly PendingSnapshot[];
+}
+
+/** One lane's part of a group: its users, the pending snapshots its batch writes and the items still in it. */
+interface LaneTick {
+  readonly lane: Lane;
+  readonly items: readonly LaneItem[];
+  readonly included: readonly PendingSnapshot[];
+  readonly users: Map<string, UserWork>;
+  readonly stepOf: StepOf;
+  active: readonly LaneItem[];
+}
+
+/** The store writes of the groups, chained: each batch is written after the previous one has committed. */
+export interface WriteChain {
+  tail: Promise<void>;
+}
+
+/**
+ * Runs the ticks of several lanes as ONE group: one idempotency lookup, one executor task and ONE store batch (each
+ * lane's part keeps its own sequences, order and counters). Once the batch is built, `built()` is called: the lanes
+ * may build their next group while this one is written. Batches are written in the order they were built (the
+ * chain), size counters are computed just before the write from the committed counts, and requests are answered
+ * after their own batch is written. Never throws: a failure rejects every item of the group (500, code 5000), drops
+ * their cached states and the snapshots the batch held; nothing of the batch was written.
+ */
+export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: () => void = () => undefined): Promise<void> {
+  const ticks: LaneTick[] = runs.map(({ lane, items, included }) => ({ lane, items, included, users: new Map(), stepOf: new Map(), active: items }));
+  const allocated: { lane: Lane; from: number; to: number }[] = [];
   try {
-    for (const item of items) {
-      const work = workOf(users, orgOf(item), userOf(item));
-      stepOf.set(item, { work, index: work.steps.length });
-      work.steps.push({ item, fresh: [], answers: [] });
+    const all = new Map<string, UserWork>();
+    for (const tick of ticks) {
+      for (const item of tick.items) {
+        const work = workOf(tick.users, orgOf(item), userOf(item));
+        tick.stepOf.set(item, { work, index: work.steps.length });
+        work.steps.push({ item, fresh: [], answers: [] });
+      }
+      // A user belongs to one partition, so the lanes' users never share a key.
+      for (const [key, work] of tick.users) all.set(key, work);
     }
-    await resolveRetries(env.store, users);
-    await loadStates(env, lane, users, new Set(included));
-    active = await decideCatchUps(env, lane, users, items);
-    const plans = new Map<string, PlanInfo>();
-    for (const work of users.values()) if (!plans.has(work.org)) plans.set(work.org, env.planOf(work.org));
+    await resolveRetries(env.store, all);
+    await Promise.all(ticks.map((tick) => loadStates(env, tick.lane, tick.users, new Set(tick.included))));
     await Promise.all(
-      [...users.values()].filter(needsCompute).map(async (work) => {
+      ticks.map(async (tick) => {
+        tick.active = await decideCatchUps(env, tick.lane, tick.users, tick.items);
+      }),
+    );
+    const computed = new Map<string, UserWork>();
+    for (const tick of ticks) for (const [key, work] of tick.users) computed.set(key, work);
+    const plans = new Map<string, PlanInfo>();
+    for (const work of computed.values()) if (!plans.has(work.org)) plans.set(work.org, env.planOf(work.org));
+    await Promise.all(
+      [...computed.values()].filter(needsCompute).map(async (work) => {
         const probes = (plans.get(work.org) as PlanInfo).probes;
         if (hasProbes(probes)) work.ctx = captureContext(await env.contextOf(work.org, work.user), probes);
       }),
     );
-    await compute(env.executor, users, plans);
-    const { ops, seq, deltas } = buildOps(env, lane, active, stepOf, users, plans, included);
-    if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
-
-    // Committed: counters before answers (D19), the cache after the pending snapshots it supersedes are dropped.
-    lane.lastSeq = seq;
-    env.sizes.apply(lane.partition, deltas);
-    for (const pending of included) {
-      const key = userKey(pending.org, pending.user);
-      if (lane.pendingSnapshots.get(key) === pending) lane.pendingSnapshots.delete(key);
+    await compute(env.executor, computed, plans);
+    // Sequences are taken now (this group's batch is written after every batch built before it).
+    const parts = ticks.map((tick) => {
+      const from = tick.lane.lastSeq;
+      const part = buildOps(env, tick.lane, tick.active, tick.stepOf, tick.users, plans, tick.included);
+      tick.lane.lastSeq = part.seq;
+      allocated.push({ lane: tick.lane, from, to: part.seq });
+      return part;
+    });
+    const previous = env.writes.tail;
+    let written = (): void => undefined;
+    env.writes.tail = new Promise<void>((resolve) => {
+      written = resolve;
+    });
+    built();
+    try {
+      await previous;
+      const ops = parts.length === 1 ? (parts[0] as (typeof parts)[number]).ops : parts.flatMap((part) => part.ops);
+      // D19: counters from the committed counts (every earlier batch has committed and applied its deltas).
+      ticks.forEach((tick, i) => ops.push(...env.sizes.opsFor(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas)));
+      if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
+      ticks.forEach((tick, i) => commit(env, tick, (parts[i] as (typeof parts)[number]).deltas));
+    } finally {
+      written();
     }
-    for (const work of users.values()) {
-      if (work.next === undefined) continue;
-      // A snapshot queued while the tick ran is older than the tick's state, which the cache now holds: unless the
-      // batch snapshotted the user, that state must stay dirty so that a snapshot still follows.
-      if (lane.pendingSnapshots.delete(work.key) && !work.snapshotted && !work.next.dirty) {
-        work.next.dirty = true;
-        work.next.dirtySince = env.now();
-      }
-      env.cache.set(work.next);
-    }
-    for (const item of active) answer(item, stepOf.get(item) as { work: UserWork; index: number });
   } catch (error) {
-    env.log(`ingest: partition ${lane.partition} tick of ${items.length} item(s) failed: ${describe(error)}`);
+    const count = ticks.reduce((sum, tick) => sum + tick.items.length, 0);
+    env.log(`ingest: tick of partition(s) ${ticks.map((tick) => tick.lane.partition).join(',')} with ${count} item(s) failed: ${describe(error)}`);
     const failure = new ServiceError(5000, 'The events could not be stored; retry.');
-    for (const key of users.keys()) env.cache.delete(key);
-    for (const item of active) item.reject(failure);
+    // Sequences are reused unless a later group took some meanwhile (a gap in a partition log is harmless).
+    for (const { lane, from, to } of allocated) if (lane.lastSeq === to) lane.lastSeq = from;
+    for (const tick of ticks) {
+      // The snapshots the batch held are dropped: each state they hold is also what the stored snapshot plus the
+      // user's stored events give (lazy recovery), so nothing is lost but a snapshot.
+      for (const pending of tick.included) {
+        const key = userKey(pending.org, pending.user);
+        if (tick.lane.writing.get(key) === pending) tick.lane.writing.delete(key);
+      }
+      for (const key of tick.users.keys()) env.cache.delete(key);
+      for (const item of tick.active) item.reject(failure);
+    }
   }
+}
+
+/** A lane's part of a committed batch: counters before answers (D19), the cache after the pending snapshots it supersedes are dropped. */
+function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
+  const { lane, users } = tick;
+  env.sizes.apply(lane.partition, deltas);
+  for (const pending of tick.included) {
+    const key = userKey(pending.org, pending.user);
+    if (lane.writing.get(key) === pending) lane.writing.delete(key);
+  }
+  for (const work of users.values()) {
+    if (work.next === undefined) continue;
+    // A snapshot queued while the tick ran is older than the tick's state, which the cache now holds: unless the
+    // batch snapshotted the user, that state must stay dirty so that a snapshot still follows.
+    if (lane.pendingSnapshots.delete(work.key) && !work.snapshotted && !work.next.dirty) {
+      work.next.dirty = true;
+      work.next.dirtySince = env.now();
+    }
+    env.cache.set(work.next);
+  }
+  for (const item of tick.active) answer(item, tick.stepOf.get(item) as { work: UserWork; index: number });
 }
 
 /**
@@ -193,7 +272,9 @@ async function resolveRetries(store: Store, users: Map<string, UserWork>): Promi
   for (const work of users.values()) {
     for (const step of work.steps) {
       if (step.item.kind !== 'append') continue;
-      for (const event of step.item.request.events) ids.set(clientIdKey(work.org, work.user, event.id), { org: work.org, user: work.user, id: event.id });
+      for (const event of step.item.request.events) {
+        if (event.minted !== true) ids.set(clientIdKey(work.org, work.user, event.id), { org: work.org, user: work.user, id: event.id });
+      }
     }
   }
   const stored = await findStoredIds(store, [...ids.values()]);
@@ -225,7 +306,7 @@ async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>
         work.base = { ...cached };
         return;
       }
-      const pending = lane.pendingSnapshots.get(work.key);
+      const pending = lane.pendingSnapshots.get(work.key) ?? lane.writing.get(work.key);
       if (pending !== undefined) {
         // Clean when this tick's batch writes it; queued after the tick started, it is dropped at commit (the
         // cache then holds the user), so the state stays dirty.
@@ -262,49 +343,6 @@ async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>
 /** A user with no state and no new event has nothing to evaluate (E5): its answers are empty memberships. */
 export function needsCompute(work: UserWork): boolean {
   return work.base.bytes.length > 0 || work.replay.length > 0 || work.steps.some((step) => step.fresh.length > 0);
-}
-
-async function compute(executor: Executor, users: Map<string, UserWork>, plans: Map<string, PlanInfo>): Promise<void> {
-  const byOrg = new Map<string, UserWork[]>();
-  for (const work of users.values()) {
-    if (!needsCompute(work)) continue;
-    const list = byOrg.get(work.org) ?? [];
-    list.push(work);
-    byOrg.set(work.org, list);
-  }
-  if (byOrg.size === 0) return;
-  const orgs = [...byOrg.keys()];
-  const attach = new Set<string>();
-  for (let attempt = 0; attempt < 3; attempt++) {
-    const groups: WorkGroup[] = orgs.map((org) => {
-      const plan = plans.get(org) as PlanInfo;
-      const group = { org, version: plan.version, users: (byOrg.get(org) as UserWork[]).map(toWorkUser) };
-      return attach.has(org) ? { ...group, cohorts: plan.cohorts, inactive: plan.inactive } : group;
-    });
-    const reply = await executor.run({ groups });
-    if (reply.needPlan === true) {
-      for (const org of reply.orgs) attach.add(org);
-      continue;
-    }
-    orgs.forEach((org, g) => {
-      const results = reply.groups[g] ?? [];
-      (byOrg.get(org) as UserWork[]).forEach((work, u) => {
-        work.result = results[u];
-      });
-    });
-    return;
-  }
-  throw new Error('the executor kept asking for plans it was sent');
-}
-
-function toWorkUser(work: UserWork): WorkUser {
-  const steps = work.steps.map((step): WorkStep => {
-    if (step.item.kind === 'append') return { kind: 'events', events: step.fresh.map((fresh) => fresh.engine) };
-    if (step.item.kind === 'evaluate') return { kind: 'evaluate', now: step.item.now };
-    return { kind: 'read' };
-  });
-  const user = { state: work.base.bytes.length > 0 ? work.base.bytes : null, replay: work.replay, steps, ctx: work.ctx };
-  return work.decision?.kind === 'inline' ? { ...user, catchup: work.decision.catchup } : user;
 }
 
 function answer(item: LaneItem, at: { work: UserWork; index: number }): void {

@@ -17,6 +17,9 @@ export interface NewEvent {
   readonly properties: Readonly<Record<string, unknown>>;
   readonly session_id?: string;
   readonly view_id?: string;
+  /** The server minted `id` for this append (the client gave none): no stored record can carry it, so the tick
+   * skips the idempotency lookup (D29). Its `ei!` entry is still written: a client may retry with it later. */
+  readonly minted?: boolean;
 }
 
 export interface AppendRequest {

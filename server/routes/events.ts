@@ -54,6 +54,8 @@ function newEventOf(input: TrackInput, newId: () => string): NewEvent {
     time: input.time,
     properties: input.properties,
   };
+  // D29: an id the server mints cannot be stored yet; the pipeline skips its idempotency lookup.
+  if (input.id === undefined) event.minted = true;
   if (input.session_id !== undefined) event.session_id = input.session_id;
   if (input.view_id !== undefined) event.view_id = input.view_id;
   return event;

@@ -127,6 +127,8 @@ export function toNewEvents(events: readonly SegmentationEvent[], newId: () => s
   return events.map((event) => {
     const out: { -readonly [K in keyof NewEvent]: NewEvent[K] } = {
       id: newId(),
+      // The server minted the id, so no stored event can carry it yet: the pipeline skips the retry lookup (D29).
+      minted: true,
       name: event.name,
       time: event.time,
       properties: event.properties,
