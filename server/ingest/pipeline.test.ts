@@ -10,7 +10,6 @@ import { openLevelStore } from '../store/level.js';
 import { MemoryStore } from '../store/memory.js';
 import { MapContexts, MapPlans, ORG, T0, cohort, event, eventId, tempDir, userId, type TempDir } from './fixtures.js';
 import { openIngestPipeline, type IngestOptions, type Pipeline } from './pipeline.js';
-import { NO_EVALUATE_AT, findEvaluateAt } from './work.js';
 
 const U1 = userId(1);
 const PAGEVIEWS_1000 = cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 1000 } });
@@ -206,20 +205,16 @@ describe('plan changes', () => {
 });
 
 describe('re-evaluation (D27, E20)', () => {
-  it('needs the engine evaluateAt; until it exists it throws and appends are unaffected', async () => {
+  it('re-evaluates users whose imported data changed without an event; users with no events are skipped (E20, E5)', async () => {
     const contexts = new MapContexts();
     const plans = new MapPlans(ORG, [cohort(5, { in_third_party_segment: { provider: 'acme', segment: 'sports' } })]);
     const pipeline = await start(new MemoryStore(), plans, { contexts });
     expect((await pipeline.append({ org: ORG, user: U1, events: [event(1)] })).memberships).toEqual([]);
     contexts.addSegment(ORG, U1, '3rd', 'acme', 'sports');
-    if (findEvaluateAt() === undefined) {
-      await expect(pipeline.reevaluate(ORG, [U1])).rejects.toThrow(NO_EVALUATE_AT);
-    } else {
-      await pipeline.reevaluate(ORG, [U1, userId(2)]);
-      expect(await pipeline.membershipsOf(ORG, U1)).toEqual([5]);
-      expect(await pipeline.membershipsOf(ORG, userId(2))).toEqual([]);
-      expect(pipeline.audienceSize(ORG, 5)).toBe(1);
-    }
+    await pipeline.reevaluate(ORG, [U1, userId(2)]);
+    expect(await pipeline.membershipsOf(ORG, U1)).toEqual([5]);
+    expect(await pipeline.membershipsOf(ORG, userId(2))).toEqual([]);
+    expect(pipeline.audienceSize(ORG, 5)).toBe(1);
     // The context is read at each event (E13).
     expect((await pipeline.append({ org: ORG, user: U1, events: [event(2)] })).memberships).toEqual([5]);
     expect(pipeline.audienceSize(ORG, 5)).toBe(1);

@@ -20,7 +20,6 @@ import { GroupScheduler } from './groups.js';
 import type { TickEnv } from './tick.js';
 import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PlanSource } from './types.js';
 import { partitionOf } from '../domain/events/index.js';
-import { NO_EVALUATE_AT, findEvaluateAt } from './work.js';
 
 export interface IngestOptions {
   readonly store: Store;
@@ -149,7 +148,6 @@ export class Pipeline implements IngestPipeline {
 
   async reevaluate(org: string, users: readonly string[]): Promise<void> {
     if (this.closing !== undefined) throw closedError();
-    if (findEvaluateAt() === undefined) throw new Error(NO_EVALUATE_AT);
     const now = this.now();
     await Promise.all(
       [...new Set(users)].map(

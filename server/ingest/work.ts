@@ -3,9 +3,18 @@
 // memberships from a replay of the user's history), run each step (events through `segment`, E20), encode. Also
 // replays of history alone (a catch-up's source built off the lanes, offline cohorts).
 
-import * as engine from '../../engine/index.js';
 import type { CohortDefinition, EngineEvent, SegmentContext, Transition } from '../../engine/api.js';
-import { adoptSlots, compilePlan, decodeState, encodeState, membershipsOf, missingSlots, newUserState, segment } from '../../engine/index.js';
+import {
+  adoptSlots,
+  compilePlan,
+  decodeState,
+  encodeState,
+  evaluateAt,
+  membershipsOf,
+  missingSlots,
+  newUserState,
+  segment,
+} from '../../engine/index.js';
 import type { Plan, UserState } from '../../engine/index.js';
 import { contextFromData, type ContextData } from './context.js';
 
@@ -100,22 +109,6 @@ export type WorkReply =
       readonly replays?: readonly (readonly ReplayResult[])[];
     };
 
-/** E20's entry point as the engine will export it. */
-export type EvaluateAt = (
-  plan: Plan,
-  state: UserState,
-  now: number,
-  ctx: SegmentContext,
-) => { readonly state: UserState; readonly transitions: readonly Transition[]; readonly memberships: readonly number[] };
-
-/** The engine's `evaluateAt` (E20), or undefined while the engine does not export it yet. */
-export function findEvaluateAt(): EvaluateAt | undefined {
-  const candidate = (engine as unknown as Record<string, unknown>)['evaluateAt'];
-  return typeof candidate === 'function' ? (candidate as EvaluateAt) : undefined;
-}
-
-export const NO_EVALUATE_AT = 'the engine does not export evaluateAt (E20) yet: re-evaluation is unavailable';
-
 /** Compiled plans of one executor, the latest version per organization. */
 export class PlanCache {
   private readonly plans = new Map<string, Plan>();
@@ -177,8 +170,6 @@ function runUser(plan: Plan, user: WorkUser): UserResult {
       const result = segment(plan, state, step.events, ctx);
       steps.push({ transitions: result.transitions, memberships: result.memberships });
     } else if (step.kind === 'evaluate' && state.count > 0) {
-      const evaluateAt = findEvaluateAt();
-      if (evaluateAt === undefined) throw new Error(NO_EVALUATE_AT);
       const result = evaluateAt(plan, state, step.now, ctx);
       state = result.state;
       steps.push({ transitions: [...result.transitions], memberships: [...result.memberships] });
