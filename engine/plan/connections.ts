@@ -7,6 +7,7 @@ import { compileComparison } from './comparison.js';
 import { compileWhere } from './conditions/index.js';
 import type { ContextMemo } from './context-memo.js';
 import type { ClauseTest } from './plan.js';
+import { inFixedWindow } from '../state/slots/window.js';
 
 interface PreparedRows {
   readonly times: Float64Array;
@@ -43,22 +44,8 @@ export function compileConnections(clause: ConnectionsClause, memo: ContextMemo)
       return chosen.reduce((sum, i) => sum + (pass[i] as number), 0);
     }
     let count = 0;
-    for (let i = 0; i < times.length; i++) if (pass[i] === 1 && inWindow(times[i] as number)) count++;
+    for (let i = 0; i < times.length; i++) if (pass[i] === 1 && inFixedWindow(during, times[i] as number)) count++;
     return count;
-  };
-
-  const inWindow = (t: number): boolean => {
-    if (during === undefined) return true;
-    switch (during.kind) {
-      case 'in_interval':
-        return t >= during.start && t <= during.end;
-      case 'before':
-        return t < during.time;
-      case 'after':
-        return t > during.time;
-      default:
-        return true;
-    }
   };
 
   return (u, ctx) => {
