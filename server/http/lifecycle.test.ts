@@ -97,6 +97,19 @@ describe('transport security (D7)', () => {
     }
   });
 
+  it('with trust-proxy, the last X-Forwarded-Proto value decides, from a list or repeated headers (D46)', async () => {
+    const { server, port } = await startServer((s) => s.route('GET', '/ctx', 'plain', context), { trustProxy: true });
+    try {
+      expect((await send(port, '/ctx', { headers: { 'X-Forwarded-Proto': 'https, http' } })).json).toMatchObject({ secure: false });
+      expect((await send(port, '/ctx', { headers: { 'X-Forwarded-Proto': 'http, https' } })).json).toMatchObject({ secure: true });
+      const repeated = (values: string[]) => ({ 'X-Forwarded-Proto': values }) as unknown as Record<string, string>;
+      expect((await send(port, '/ctx', { headers: repeated(['https', 'http']) })).json).toMatchObject({ secure: false });
+      expect((await send(port, '/ctx', { headers: repeated(['http', 'https']) })).json).toMatchObject({ secure: true });
+    } finally {
+      await server.close();
+    }
+  });
+
   it('without trust-proxy, a non-loopback peer is not secure even claiming https', async () => {
     const external = Object.values(networkInterfaces())
       .flat()

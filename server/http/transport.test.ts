@@ -42,9 +42,17 @@ describe('isTransportSecure (D7)', () => {
   it('is secure from a loopback peer over plain HTTP', () => expect(isTransportSecure(false, false, local, undefined)).toBe(true));
   it('is not secure from a remote peer over plain HTTP', () => expect(isTransportSecure(false, false, remote, undefined)).toBe(false));
   it('ignores X-Forwarded-Proto without trust-proxy', () => expect(isTransportSecure(false, false, remote, 'https')).toBe(false));
-  it('believes X-Forwarded-Proto: https with trust-proxy (first hop, any case)', () => {
+  it('believes X-Forwarded-Proto: https with trust-proxy (any case)', () => {
     expect(isTransportSecure(false, true, remote, 'HTTPS')).toBe(true);
-    expect(isTransportSecure(false, true, remote, 'https, http')).toBe(true);
+    expect(isTransportSecure(false, true, remote, ' https ')).toBe(true);
+  });
+  it('with trust-proxy, the last value of an X-Forwarded-Proto list decides: the nearest proxy set it (D46)', () => {
+    expect(isTransportSecure(false, true, remote, 'https, http')).toBe(false);
+    expect(isTransportSecure(false, true, local, 'https, http')).toBe(false);
+    expect(isTransportSecure(false, true, remote, 'http, https')).toBe(true);
+    expect(isTransportSecure(false, true, remote, 'http,https')).toBe(true);
+    expect(isTransportSecure(false, true, remote, 'http, http, https')).toBe(true);
+    expect(isTransportSecure(false, true, remote, 'https, https, http')).toBe(false);
   });
   it('with trust-proxy, X-Forwarded-Proto: http is not secure even from a loopback proxy', () => {
     expect(isTransportSecure(false, true, local, 'http')).toBe(false);

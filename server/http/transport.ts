@@ -24,7 +24,11 @@ export function isLoopbackAddress(address: string): boolean {
   return groups[7] === 1;
 }
 
-/** D7 with one refinement: behind a trusted proxy, a present X-Forwarded-Proto decides even for a loopback peer. */
+/**
+ * D7 with one refinement: behind a trusted proxy, a present X-Forwarded-Proto decides even for a loopback peer.
+ * D46: of a list (`https, http`, or repeated headers joined with ", "), the LAST value decides: it is the one the
+ * nearest proxy (the trusted one) set; earlier values came from further away and could be forged by the client.
+ */
 export function isTransportSecure(
   tls: boolean,
   trustProxy: boolean,
@@ -33,9 +37,9 @@ export function isTransportSecure(
 ): boolean {
   if (tls) return true;
   if (trustProxy && forwardedProto !== undefined && forwardedProto !== '') {
-    const comma = forwardedProto.indexOf(',');
-    const first = (comma < 0 ? forwardedProto : forwardedProto.slice(0, comma)).trim().toLowerCase();
-    return first === 'https';
+    const comma = forwardedProto.lastIndexOf(',');
+    const last = (comma < 0 ? forwardedProto : forwardedProto.slice(comma + 1)).trim().toLowerCase();
+    return last === 'https';
   }
   return peer.loopback;
 }
