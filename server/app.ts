@@ -4,7 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createHttpServer } from './http/index.js';
 import { openLevelStore } from './store/level.js';
-import { openServices, type Clock, type Services } from './services.js';
+import { openServices, type Clock, type ServiceLimits, type Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCohortsRoutes } from './routes/cohorts.js';
 import { registerIdentityRoutes } from './routes/identity.js';
@@ -25,6 +25,8 @@ export interface ServiceOptions {
   log?: (line: string) => void;
   /** Minutes between scheduled computations of offline cohorts (D20; `audience serve --offline-every`); default 60. */
   offlineEveryMinutes?: number;
+  /** D40 limits (`audience serve --max-schema-paths` ...); absent ones take their defaults. */
+  limits?: ServiceLimits;
   /** Tests fix the clock and ids; a served instance uses the wall clock and random UUIDs. */
   clock?: Clock;
   newId?: () => string;
@@ -50,6 +52,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       newId: options.newId,
       log: options.log,
       offlineEveryMinutes: options.offlineEveryMinutes ?? 60,
+      limits: options.limits,
     });
     const http = createHttpServer({
       host: options.host,

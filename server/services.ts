@@ -31,6 +31,12 @@ export interface Services {
   readonly newId: () => string;
 }
 
+/** D40: what one organization's data may hold, and the memory the caches may use. */
+export interface ServiceLimits {
+  /** Property paths per event schema and per event (default 1,000). */
+  readonly maxSchemaPaths?: number;
+}
+
 export interface ServicesOptions {
   /** Engine worker threads; 0 evaluates in the main thread. */
   readonly threads?: number;
@@ -44,6 +50,8 @@ export interface ServicesOptions {
   /** Tuning of the pipeline's partitions and catch-ups, and of the sweep's batches (tests and benchmarks). */
   /** Called after each batch of a sweep is durable (tests: stop a service in the middle of a sweep). */
   readonly onSwept?: (org: string, usersDone: number) => void;
+  /** D40 limits (defaults in the areas that enforce them). */
+  readonly limits?: ServiceLimits;
   readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk'> & {
     readonly sweepBatch?: number;
   };
@@ -55,7 +63,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
   const tenancy = await Tenancy.open(store);
   const cohorts = await CohortRegistry.open(store, tenancy);
   const identity = new Identity(store, { newId });
-  const schemas = new SchemaRegistry(store);
+  const schemas = new SchemaRegistry(store, { maxPaths: options.limits?.maxSchemaPaths });
   // Imports is opened before the pipeline it notifies: deleting a segment re-evaluates its former members (D27).
   let pipeline: IngestPipeline | undefined;
   const imports = Imports.open(store, {

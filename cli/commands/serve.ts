@@ -19,6 +19,7 @@ interface ServeOptions {
   docsUrl?: string;
   bodyLimit: string;
   offlineEvery: string;
+  maxSchemaPaths: string;
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -36,6 +37,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--docs-url <url>', 'base address of the error documentation pages')
     .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
     .option('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60')
+    .option('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000')
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
@@ -58,6 +60,9 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
         log: (line) => io.stderr(line + '\n'),
         offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
+        limits: {
+          maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
+        },
       });
       // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
       const stopped = waitForStopSignal();

@@ -3,6 +3,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { startService, type RunningService } from '../../server/app.js';
+import type { ServiceLimits } from '../../server/services.js';
 import { initialiseDataDir, type InitResult } from '../../server/bootstrap.js';
 import { tempDir } from './processes.js';
 
@@ -23,6 +24,8 @@ export interface TestServiceOptions {
   threads?: number;
   bodyLimit?: number;
   trustProxy?: boolean;
+  /** D40 limits (small ones keep limit tests fast). */
+  limits?: ServiceLimits;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -41,6 +44,7 @@ async function open(dataDir: string, keys: InitResult, options: TestServiceOptio
     threads: options.threads ?? 0,
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy,
+    limits: options.limits,
     log: () => undefined,
   });
   const request: TestService['request'] = (method, path, opts = {}) => {

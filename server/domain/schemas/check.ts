@@ -126,3 +126,26 @@ function checkObject(
 function ownField(properties: Readonly<Record<string, FieldType>>, name: string): FieldType | undefined {
   return Object.hasOwn(properties, name) ? properties[name] : undefined;
 }
+
+/**
+ * The property paths of a schema's properties (D40): every named property at any depth is one path (`a`, `a.b`);
+ * a list adds the paths of its item type (`l[].x`), not one of its own. Counting stops once past `stopAbove`.
+ */
+export function countPaths(properties: Readonly<Record<string, FieldType>>, stopAbove = Infinity): number {
+  let count = 0;
+  const pending: FieldType[] = [];
+  const visit = (props: Readonly<Record<string, FieldType>>): void => {
+    for (const name in props) {
+      if (!Object.hasOwn(props, name)) continue;
+      count += 1;
+      pending.push(props[name] as FieldType);
+    }
+  };
+  visit(properties);
+  while (pending.length > 0 && count <= stopAbove) {
+    let field = pending.pop() as FieldType;
+    while (field.type === 'list' && field.items !== undefined) field = field.items;
+    if (field.type === 'object') visit(field.properties);
+  }
+  return count;
+}

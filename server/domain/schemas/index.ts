@@ -2,6 +2,6 @@
 // per-organization registry that caches schemas and persists their growth.
 
 export type { EventSchema, FieldType, SchemaCheck, TypeName } from './check.js';
-export { checkAgainstSchema, typeNameOf } from './check.js';
-export type { NamedProperties } from './registry.js';
-export { SchemaRegistry, schemaKey } from './registry.js';
+export { checkAgainstSchema, countPaths, typeNameOf } from './check.js';
+export type { NamedProperties, SchemaLimits } from './registry.js';
+export { DEFAULT_MAX_SCHEMA_PATHS, SchemaRegistry, schemaKey } from './registry.js';

@@ -3,9 +3,17 @@
 
 import type { BatchOp, Store } from '../../store/contract.js';
 import { key, keyPart } from '../../store/layout.js';
-import { schemaMismatch } from '../../errors.js';
+import { badBody, schemaMismatch } from '../../errors.js';
 import type { EventSchema, SchemaCheck } from './check.js';
-import { checkAgainstSchema } from './check.js';
+import { checkAgainstSchema, countPaths } from './check.js';
+
+/** D40: property paths allowed in one event schema and in one event (`serve --max-schema-paths`). */
+export const DEFAULT_MAX_SCHEMA_PATHS = 1000;
+
+export interface SchemaLimits {
+  /** Property paths allowed in one event schema and in one event (default 1,000, D40). */
+  readonly maxPaths?: number;
+}
 
 export const schemaKey = (org: string, eventName: string): string => key('sc', org, keyPart(eventName));
 
@@ -30,8 +38,14 @@ export class SchemaRegistry {
   /** `sc!` key -> schema, or null when the name has none yet. */
   private readonly schemas = new Map<string, EventSchema | null>();
   private readonly loading = new Map<string, Promise<void>>();
+  private readonly maxPaths: number;
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    limits: SchemaLimits = {},
+  ) {
+    this.maxPaths = limits.maxPaths ?? DEFAULT_MAX_SCHEMA_PATHS;
+  }
 
   /**
    * Checks an event's properties against the schema of its name (D30). A mismatch throws ServiceError 1007 whose
@@ -45,6 +59,7 @@ export class SchemaRegistry {
     const result = checkAgainstSchema(this.schemas.get(storeKey) ?? undefined, properties);
     if (!result.ok) throw mismatchError(result);
     if (!result.changed) return [];
+    this.enforcePaths(name, properties, result.schema);
     this.schemas.set(storeKey, result.schema);
     return [{ type: 'put', key: storeKey, value: result.schema }];
   }
@@ -63,6 +78,7 @@ export class SchemaRegistry {
       }
       const result = checkAgainstSchema(local.get(storeKey), event.properties);
       if (!result.ok) throw mismatchError(result, `events[${index}].`);
+      if (result.changed) this.enforcePaths(event.name, event.properties, result.schema, `events[${index}].`);
       local.set(storeKey, result.schema);
     }
   }
@@ -72,6 +88,24 @@ export class SchemaRegistry {
     const storeKey = schemaKey(org, name);
     while (!this.schemas.has(storeKey)) await this.load(storeKey);
     return this.schemas.get(storeKey) ?? undefined;
+  }
+
+  /**
+   * D40: a grown schema may hold at most `maxPaths` property paths. Past it, an event that alone has more paths is
+   * 400 1002 (the body is too large a structure); otherwise the schema matter is 400 1007. Either cause names the
+   * limit. A schema stored larger before the limit existed still accepts events within its known paths.
+   */
+  private enforcePaths(name: string, properties: Readonly<Record<string, unknown>>, grown: EventSchema, prefix = ''): void {
+    const paths = countPaths(grown.properties, this.maxPaths);
+    if (paths <= this.maxPaths) return;
+    const own = checkAgainstSchema(undefined, properties);
+    const ownPaths = own.ok ? countPaths(own.schema.properties, this.maxPaths) : 0;
+    if (ownPaths > this.maxPaths) {
+      throw badBody(`${prefix}properties: more than ${this.maxPaths} property paths, the limit per event (max schema paths)`);
+    }
+    throw schemaMismatch(
+      `${prefix}properties: the schema of ${name} would grow past ${this.maxPaths} property paths, the limit per event schema (max schema paths)`,
+    );
   }
 
   /** Forgets the cached schema of a name (after a failed commit of its growth): the next check reloads it. */

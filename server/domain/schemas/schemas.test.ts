@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../errors.js';
 import { MemoryStore } from '../../store/memory.js';
 import type { EventSchema } from './check.js';
-import { checkAgainstSchema } from './check.js';
+import { checkAgainstSchema, countPaths } from './check.js';
 import { SchemaRegistry, schemaKey } from './registry.js';
 
 const ORG = 'a0000000-0000-4000-8000-0000000000d1';
@@ -250,5 +250,27 @@ describe('SchemaRegistry (D30)', () => {
     expect(error.detail).toBe('events[1].properties.z: expected boolean, got string');
     expect(await registry.get(ORG, 'A')).toEqual({ properties: { x: { type: 'number' } } });
     expect(await registry.get(ORG, 'B')).toBeUndefined();
+  });
+
+  it('caps property paths per event (1002) and per event schema (1007) at the configured limit, naming it (D40)', async () => {
+    const store = new MemoryStore();
+    const registry = new SchemaRegistry(store, { maxPaths: 4 });
+    // a, a.b, l, l[].c: four paths (a list's items add their own properties, not a path of their own).
+    await store.batch(await registry.check(ORG, 'E', { a: { b: 1 }, l: [{ c: 'x' }] }));
+    const wide = await mismatchOf(registry.check(ORG, 'F', { a: 1, b: 2, c: 3, d: 4, e: 5 }));
+    expect(wide.code).toBe(1002);
+    expect(wide.detail).toBe('properties: more than 4 property paths, the limit per event (max schema paths)');
+    const grown = await mismatchOf(registry.check(ORG, 'E', { z: 1 }));
+    expect(grown.code).toBe(1007);
+    expect(grown.detail).toBe('properties: the schema of E would grow past 4 property paths, the limit per event schema (max schema paths)');
+    expect(await registry.check(ORG, 'E', { a: { b: 2 }, l: [{ c: 'y' }, { c: 'z' }] })).toEqual([]);
+    const listed = await mismatchOf(registry.verify(ORG, [{ name: 'E', properties: { a: null } }, { name: 'E', properties: { y: true } }]));
+    expect(listed.detail).toMatch(/^events\[1\]\.properties: the schema of E would grow past 4/);
+    expect(await new SchemaRegistry(store, { maxPaths: 4 }).get(ORG, 'E')).toEqual(await registry.get(ORG, 'E'));
+  });
+
+  it('countPaths counts every named property at any depth, lists adding their items\' properties', () => {
+    expect(countPaths(infer({}).properties)).toBe(0);
+    expect(countPaths(infer({ a: 1, b: { c: { d: 'x' } }, l: [[{ e: 1, f: [] }]] }).properties)).toBe(7);
   });
 });
