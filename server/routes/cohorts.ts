@@ -17,6 +17,9 @@
 // - `live_audience_size` is the live count of a real-time cohort (D19; 0 when `Disabled`). An offline cohort (D20)
 //   carries its last computed size once a computation has ended, and no `live_audience_size` before that.
 // - A `cohortId` that is not a UUID is 404 3000 (D9); UUIDs match case-insensitively (ids are lower-case).
+// - D41: a query's transition clauses and `provider`s may name only cohorts and imports the cohort's workspace can
+//   see (own and ancestors'); anything else is the 400 1002 of an unknown code. A 409 on delete names only the
+//   referencing cohorts the key can see, and counts the others.
 // - D19 backfill: after a create, a query change or a state change the pipeline and the backfill are told; the
 //   sweep evaluates the cohort over every user's history (server/backfill/README.md). GET one adds
 //   `backfill: {state: 'running', users_done, users_total}` while a sweep (or an offline computation) for the
@@ -31,12 +34,19 @@ import type { HttpServer, RequestContext } from '../http/index.js';
 import type { Services } from '../services.js';
 import { checkName, isUuid, type Principal } from '../domain/tenancy/index.js';
 import { authenticatePrivate } from './auth.js';
-import { toCohortSummary, toCohortWire, type Cohort, type CohortPatch, type CohortState } from '../domain/cohorts/index.js';
+import {
+  assertProvidersUsable,
+  toCohortSummary,
+  toCohortWire,
+  type Cohort,
+  type CohortPatch,
+  type CohortState,
+} from '../domain/cohorts/index.js';
 import { formatProblem, validateQuery } from '../../engine/index.js';
 import { ServiceError, badBody, badParameter, notFound } from '../errors.js';
 import { optionalEnum, optionalString, requireBodyObject, type BodyObject } from './body.js';
 
-export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'pipeline' | 'backfill' | 'clock' | 'newId'>;
+export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'imports' | 'pipeline' | 'backfill' | 'clock' | 'newId'>;
 
 const COLLECTION = '/cohorts-api/v2/cohorts';
 const ONE = `${COLLECTION}/:cohortId`;
@@ -81,7 +91,23 @@ function readIncludeChildren(query: URLSearchParams): boolean {
 }
 
 export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): void {
-  const { tenancy, cohorts, pipeline, backfill, clock, newId } = services;
+  const { tenancy, cohorts, imports, pipeline, backfill, clock, newId } = services;
+
+  /**
+   * D41: every `provider` must be an import the cohort's workspace can see (its own or an ancestor's); an unknown
+   * import and a hidden one are the same 400 1002. Imports never move or go away, so the check stays true.
+   */
+  const assertProviders = async (workspaceId: string, query: ValidatedQuery): Promise<void> => {
+    const organizationId = tenancy.getWorkspace(workspaceId)?.organization_id;
+    await assertProvidersUsable(query.ast, query.query, async (provider) => {
+      if (organizationId === undefined) return false;
+      const imported = await imports.getImportByCode(organizationId, provider).catch((error: unknown) => {
+        if (error instanceof ServiceError && error.code === 3000) return undefined;
+        throw error;
+      });
+      return imported !== undefined && tenancy.isSameOrDescendant(workspaceId, imported.workspace_id);
+    });
+  };
 
   /** D19: the pipeline first (it evaluates under the new plan), then the backfill (it sweeps for the new plan). */
   const planChanged = (org: string): void => {
@@ -133,6 +159,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
       const segmentType = optionalEnum(body, 'segment_type', ['real_time', 'offline'] as const);
       const workspaceId = optionalString(body, 'workspace_id') ?? principal.workspaceId;
       tenancy.requireWritableWorkspace(principal, workspaceId);
+      await assertProviders(workspaceId, query);
       const cohort = await cohorts.create({
         workspaceId,
         name,
@@ -189,6 +216,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
       }
       if (body['query'] !== undefined && body['query'] !== null) {
         const query = readQuery(body['query']);
+        await assertProviders(current.workspace_id, query);
         patch.query = query.query;
         patch.ast = query.ast;
         patch.references = query.references;
@@ -210,7 +238,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
   http.route('DELETE', ONE, 'cohorts', async (ctx) => {
     const principal = authorise(ctx);
     const cohort = cohorts.getWritable(principal, cohortIdOf(ctx));
-    await cohorts.delete(cohort.id);
+    await cohorts.delete(cohort.id, principal);
     planChanged(cohort.organization_id);
     return { status: 200 };
   });

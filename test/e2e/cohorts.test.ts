@@ -397,3 +397,101 @@ describe('PermutiveAPI-style client habits (D1, D5)', () => {
     expect({ status: deleted.status, text: deleted.text }).toEqual({ status: 200, text: '' });
   });
 });
+
+describe('references across workspaces (D41)', () => {
+  /** An organization with two sibling workspaces a and b below the root, a `workspace` key for each, and the root's. */
+  const siblings = async () => {
+    const org = await h.newOrg();
+    const a = await h.newWorkspace(org.workspace_id, 'a');
+    const b = await h.newWorkspace(org.workspace_id, 'b');
+    return { org, a, b, aKey: await h.newKey(a, 'workspace'), bKey: await h.newKey(b, 'workspace') };
+  };
+  /** The same error with the named code (the cause's last mention) replaced, so hidden and unknown compare. */
+  const withoutCode = (answer: { body: any }, code: string) => {
+    const cause = String(answer.body.error.cause);
+    const at = cause.lastIndexOf(code);
+    return { message: answer.body.error.message, cause: at < 0 ? cause : `${cause.slice(0, at)}<code>${cause.slice(at + code.length)}` };
+  };
+
+  it('refuses a transition clause naming a sibling workspace\u2019s cohort, on create and PATCH, as an unknown code', async () => {
+    const { org, aKey, bKey } = await siblings();
+    const secret = await create(aKey, { name: 'a members', query: PAGEVIEWS });
+    const shared = await create(org.private_key, { name: 'root cohort', query: PAGEVIEWS });
+    const own = await create(bKey, { name: 'b cohort', query: PAGEVIEWS });
+    const unknownCode = secret.code + 1000;
+    const query = (code: number) => ({ and: [PAGEVIEWS, { has_entered: { segment: code } }] });
+
+    const hidden = await h.request('POST', COHORTS, { key: bKey, body: { name: 'spy', query: query(secret.code) } });
+    const unknown = await h.request('POST', COHORTS, { key: bKey, body: { name: 'spy', query: query(unknownCode) } });
+    expectBadBody(hidden, 'query.and[1].has_entered.segment');
+    expectBadBody(unknown, 'query.and[1].has_entered.segment');
+    expect(withoutCode(hidden, String(secret.code))).toEqual(withoutCode(unknown, String(unknownCode)));
+
+    const patchedHidden = await h.request('PATCH', `${COHORTS}/${own.id}`, { key: bKey, body: { query: query(secret.code) } });
+    const patchedUnknown = await h.request('PATCH', `${COHORTS}/${own.id}`, { key: bKey, body: { query: query(unknownCode) } });
+    expectBadBody(patchedHidden, 'query.and[1].has_entered.segment');
+    expect(withoutCode(patchedHidden, String(secret.code))).toEqual(withoutCode(patchedUnknown, String(unknownCode)));
+    expect((await h.request('GET', `${COHORTS}/${own.id}`, { key: bKey })).body.query).toEqual(PAGEVIEWS);
+    expect(names(await h.request('GET', COHORTS, { key: bKey }))).toEqual(['b cohort', 'root cohort']);
+
+    // An ancestor's cohort stays nameable, and the refused requests left no reference behind: a deletes its cohort.
+    expect((await h.request('POST', COHORTS, { key: bKey, body: { name: 'ok', query: query(shared.code) } })).status).toBe(201);
+    expect((await h.request('DELETE', `${COHORTS}/${secret.id}`, { key: aKey })).status).toBe(200);
+  });
+
+  it('refuses a provider naming a sibling workspace\u2019s import, on create and PATCH, as an unknown import', async () => {
+    const { org, a, bKey } = await siblings();
+    const { imports } = h.services;
+    await imports.createImport(org.organization_id, a, { name: 'a data', code: 'a-data', relation: '3rd', kind: 'segments' });
+    await imports.createImport(org.organization_id, a, {
+      name: 'a crm',
+      code: 'a-crm',
+      relation: '2nd',
+      kind: 'connections',
+      schema: { plan: 'string' },
+    });
+    await imports.createImport(org.organization_id, org.workspace_id, { name: 'root data', code: 'root-data', relation: '3rd', kind: 'segments' });
+    const segment = (provider: string) => ({ and: [PAGEVIEWS, { in_third_party_segment: { provider, segment: 'fans' } }] });
+    const rows = (provider: string) => ({ in_connections_import_segment: { provider } });
+    const own = await create(bKey, { name: 'b cohort', query: PAGEVIEWS });
+
+    const hidden = await h.request('POST', COHORTS, { key: bKey, body: { name: 'spy', query: segment('a-data') } });
+    const unknown = await h.request('POST', COHORTS, { key: bKey, body: { name: 'spy', query: segment('no-such') } });
+    expectBadBody(hidden, 'query.and[1].in_third_party_segment.provider');
+    expect(withoutCode(hidden, 'a-data')).toEqual(withoutCode(unknown, 'no-such'));
+    const hiddenRows = await h.request('POST', COHORTS, { key: bKey, body: { name: 'spy', query: rows('a-crm') } });
+    expectBadBody(hiddenRows, 'query.in_connections_import_segment.provider');
+    expect(withoutCode(hiddenRows, 'a-crm')).toEqual(withoutCode(await h.request('POST', COHORTS, { key: bKey, body: { name: 'spy', query: rows('nope') } }), 'nope'));
+
+    const patched = await h.request('PATCH', `${COHORTS}/${own.id}`, { key: bKey, body: { query: segment('a-data') } });
+    expectBadBody(patched, 'query.and[1].in_third_party_segment.provider');
+    expect(withoutCode(patched, 'a-data')).toEqual(withoutCode(unknown, 'no-such'));
+    expect((await h.request('GET', `${COHORTS}/${own.id}`, { key: bKey })).body.query).toEqual(PAGEVIEWS);
+    expect(names(await h.request('GET', COHORTS, { key: bKey }))).toEqual(['b cohort']);
+
+    // An ancestor's import and the workspace's own are usable.
+    expect((await h.request('POST', COHORTS, { key: bKey, body: { name: 'ok', query: segment('root-data') } })).status).toBe(201);
+    const inA = await h.request('POST', COHORTS, { key: org.private_key, body: { name: 'in a', query: segment('a-data'), workspace_id: a } });
+    expect(inA.status).toBe(201);
+  });
+
+  it('names in a 409 cause only the referencing cohorts the deleting key can see', async () => {
+    const { org, aKey, bKey } = await siblings();
+    const rootOnlyKey = await h.newKey(org.workspace_id, 'workspace');
+    const target = await create(rootOnlyKey, { name: 'target', query: PAGEVIEWS });
+    const named = (key: string) => create(key, { name: 'referrer', query: { has_entered: { segment: target.code } } });
+    const fromRoot = await named(rootOnlyKey);
+    const fromA = await named(aKey);
+    const fromB = await named(bKey);
+
+    const refused = await h.request('DELETE', `${COHORTS}/${target.id}`, { key: rootOnlyKey });
+    expectError(refused, 409, 4000);
+    expect(refused.body.error.cause).toBe(`cohort ${target.code} is named by the queries of cohorts ${fromRoot.code} and of 2 cohorts this key cannot see`);
+
+    // The organization's `descendants` key sees them all.
+    const all = await h.request('DELETE', `${COHORTS}/${target.id}`, { key: org.private_key });
+    expectError(all, 409, 4000);
+    const codes = [fromRoot.code, fromA.code, fromB.code].sort((x, y) => x - y).join(', ');
+    expect(all.body.error.cause).toBe(`cohort ${target.code} is named by the queries of cohorts ${codes}`);
+  });
+});

@@ -2,7 +2,8 @@
 // the cohort's wire forms.
 //
 // Choices where the spec is silent:
-// - A transition clause may name any cohort code of the organization (codes belong to it, D9), visible or not.
+// - D41: a transition clause may name only cohorts the cohort's workspace can see (its own and its ancestors'),
+//   and a `provider` only such an import; anything else is 400 1002 as for an unknown code.
 // - Codes are never reused after a delete (cn!{org} holds the next one).
 // - The plan version (cv!{org}) is persisted and rises on every create, query change, state change and delete.
 // - Sizes (cs!{org}!{code}) belong to the caller: disabling a cohort or changing its query does not reset them;
@@ -15,5 +16,5 @@
 export { CohortRegistry, generationOf } from './registry.js';
 export { toCohortSummary, toCohortWire } from './wire.js';
 export type { CohortSummaryWire, CohortWire } from './wire.js';
-export { pathToTransition } from './references.js';
+export { assertProvidersUsable, pathToTransition, providersOf } from './references.js';
 export type { Cohort, CohortPatch, CohortState, CreateCohortInput, SegmentType } from './types.js';

@@ -48,3 +48,66 @@ export function pathToTransition(value: unknown, code: number, path: string): st
   }
   return undefined;
 }
+
+const PROVIDER_KEYS = [
+  'in_third_party_segment',
+  'not_in_third_party_segment',
+  'in_second_party_segment',
+  'not_in_second_party_segment',
+  'in_connections_import_segment',
+  'not_in_connections_import_segment',
+] as const;
+
+/** The import codes (`provider`) a validated query AST names in membership and connections clauses, in order. */
+export function providersOf(ast: unknown): string[] {
+  const found = new Set<string>();
+  const groups = (ast as { and?: readonly { or?: readonly { kind?: string; provider?: unknown }[] }[] } | undefined)?.and ?? [];
+  for (const group of groups) {
+    for (const clause of group.or ?? []) {
+      if ((clause.kind === 'membership' || clause.kind === 'connections') && typeof clause.provider === 'string') {
+        found.add(clause.provider);
+      }
+    }
+  }
+  return [...found];
+}
+
+/**
+ * D41: throws 400 1002 for the first `provider` of the query that `usable` refuses (an unknown import, or one the
+ * cohort's workspace cannot see: the same message for both, so existence never leaks).
+ */
+export async function assertProvidersUsable(
+  ast: unknown,
+  query: unknown,
+  usable: (provider: string) => Promise<boolean>,
+): Promise<void> {
+  for (const provider of providersOf(ast)) {
+    if (await usable(provider)) continue;
+    const path = pathToProvider(query, provider, 'query') ?? 'query';
+    throw badBody(`${path}: unknown import code ${JSON.stringify(provider)}`);
+  }
+}
+
+/** The JSON path of the first clause (document order) whose `provider` is `provider`, e.g. `query.in_third_party_segment.provider`. */
+export function pathToProvider(value: unknown, provider: string, path: string): string | undefined {
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = pathToProvider(value[index], provider, `${path}[${index}]`);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null) return undefined;
+  const record = value as Record<string, unknown>;
+  for (const kind of PROVIDER_KEYS) {
+    const clause = record[kind];
+    if (typeof clause === 'object' && clause !== null && (clause as { provider?: unknown }).provider === provider) {
+      return `${path}.${kind}.provider`;
+    }
+  }
+  for (const [name, child] of Object.entries(record)) {
+    const found = pathToProvider(child, provider, `${path}.${name}`);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}

@@ -190,7 +190,7 @@ export class CohortRegistry {
       if (workspace === undefined) throw notFound('workspace');
       const organizationId = workspace.organization_id;
       const org = this.org(organizationId);
-      assertReferencesValid(this.referenceGraph(org), undefined, references, query);
+      this.assertReferences(org, workspace.id, undefined, references, query);
       const createdAt = input.now.toISOString();
       const cohort: Cohort = Object.freeze({
         id: input.newId(),
@@ -249,7 +249,7 @@ export class CohortRegistry {
       if (current === undefined) throw notFound('cohort');
       if (current.lookalike) throw forbidden('Lookalike cohorts cannot be changed through the Cohorts API.');
       const org = this.org(current.organization_id);
-      if (newReferences !== undefined) assertReferencesValid(this.referenceGraph(org), current.code, newReferences, newQuery);
+      if (newReferences !== undefined) this.assertReferences(org, current.workspace_id, current.code, newReferences, newQuery);
 
       // D19: a new query, or being enabled again, starts the cohort's evaluation over history afresh.
       const restarts = newQuery !== undefined || (state === 'Enabled' && current.state !== 'Enabled');
@@ -286,17 +286,18 @@ export class CohortRegistry {
     });
   }
 
-  /** D16/D18: removes a cohort; 409 4000 while another cohort's query names it, 403 2001 for lookalikes. */
-  async delete(id: string): Promise<void> {
+  /**
+   * D16/D18: removes a cohort; 409 4000 while another cohort's query names it, 403 2001 for lookalikes. With a
+   * `principal`, the 409 cause names only the referencing cohorts that key can see (D41); the others are counted.
+   */
+  async delete(id: string, principal?: Principal): Promise<void> {
     return this.queue.run(async () => {
       const cohort = this.byId.get(id);
       if (cohort === undefined) throw notFound('cohort');
       if (cohort.lookalike) throw forbidden('Lookalike cohorts cannot be deleted through the Cohorts API.');
       const org = this.org(cohort.organization_id);
       const referrers = [...(org.referrers.get(cohort.code) ?? [])].sort((a, b) => a - b);
-      if (referrers.length > 0) {
-        throw stillReferenced(`cohort ${cohort.code} is named by the queries of cohorts ${referrers.join(', ')}`);
-      }
+      if (referrers.length > 0) throw stillReferenced(this.referrersCause(org, cohort.code, referrers, principal));
       const orgId = cohort.organization_id;
       await this.store.batch(
         [
@@ -366,8 +367,41 @@ export class CohortRegistry {
     return org;
   }
 
-  private referenceGraph(org: OrgCohorts): Map<number, readonly number[]> {
-    return new Map([...org.byCode].map(([code, cohort]) => [code, cohort.references]));
+  private referenceGraph(org: OrgCohorts, include: (cohort: Cohort) => boolean = () => true): Map<number, readonly number[]> {
+    return new Map([...org.byCode].filter(([, cohort]) => include(cohort)).map(([code, cohort]) => [code, cohort.references]));
+  }
+
+  /**
+   * D18/D41: the query of a cohort of `workspaceId` may name only cohorts that workspace can see (its own and its
+   * ancestors'); any other code is refused exactly as an unknown one (same 400 1002 and message). Cycles are then
+   * looked for over the whole organization.
+   */
+  private assertReferences(
+    org: OrgCohorts,
+    workspaceId: string,
+    code: number | undefined,
+    references: readonly number[],
+    query: unknown,
+  ): void {
+    const visible = (cohort: Cohort): boolean => this.tenancy.isSameOrDescendant(workspaceId, cohort.workspace_id);
+    assertReferencesValid(this.referenceGraph(org, visible), code, references, query);
+    assertReferencesValid(this.referenceGraph(org), code, references, query);
+  }
+
+  /** D18/D41: the 409 cause; with a principal, only the referrers it can see are named. */
+  private referrersCause(org: OrgCohorts, code: number, referrers: readonly number[], principal: Principal | undefined): string {
+    const named =
+      principal === undefined
+        ? referrers
+        : referrers.filter((referrer) => {
+            const cohort = org.byCode.get(referrer);
+            return cohort !== undefined && this.tenancy.canSeeWorkspace(principal, cohort.workspace_id);
+          });
+    const hidden = referrers.length - named.length;
+    if (hidden === 0) return `cohort ${code} is named by the queries of cohorts ${named.join(', ')}`;
+    const others = `${hidden} cohort${hidden === 1 ? '' : 's'} this key cannot see`;
+    if (named.length === 0) return `cohort ${code} is named by the queries of ${others}`;
+    return `cohort ${code} is named by the queries of cohorts ${named.join(', ')} and of ${others}`;
   }
 
   private remember(cohort: Cohort): void {
