@@ -20,6 +20,7 @@ import { buildOps } from './tick-ops.js';
 import type { NewEvent } from './types.js';
 import type { UserResult } from './work.js';
 import { compute } from './tick-compute.js';
+import { unstorable } from './isolate.js';
 
 export type { PlanInfo } from './plan-info.js';
 
@@ -178,6 +179,18 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     const count = ticks.reduce((sum, tick) => sum + tick.items.length, 0);
     env.log(`ingest: tick of partition(s) ${ticks.map((tick) => tick.lane.partition).join(',')} with ${count} item(s) failed: ${describe(error)}`);
     const failure = new ServiceError(5000, 'The events could not be stored; retry.');
+    // D40: an item whose own writes cannot be stored is rejected alone; the others of the group go back to their
+    // lanes (in order, ahead of what queued meanwhile) for a later group. At least one item leaves each time, so a
+    // failure that no item explains (the store itself) still fails the whole group, as before.
+    const bad = new Set<LaneItem>();
+    for (const tick of ticks) {
+      for (const item of tick.active) {
+        const why = unstorable(item);
+        if (why === undefined) continue;
+        bad.add(item);
+        env.log(`ingest: an append of ${orgOf(item)}/${userOf(item)} cannot be stored: ${why.message}`);
+      }
+    }
     // Sequences are reused unless a later group took some meanwhile (a gap in a partition log is harmless).
     for (const { lane, from, to } of allocated) if (lane.lastSeq === to) lane.lastSeq = from;
     for (const tick of ticks) {
@@ -188,7 +201,12 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
         if (tick.lane.writing.get(key) === pending) tick.lane.writing.delete(key);
       }
       for (const key of tick.users.keys()) env.cache.delete(key);
-      for (const item of tick.active) item.reject(failure);
+      if (bad.size === 0) {
+        for (const item of tick.active) item.reject(failure);
+        continue;
+      }
+      for (const item of tick.active) if (bad.has(item)) item.reject(failure);
+      handBack(tick.lane, tick.active.filter((item) => !bad.has(item)));
     }
   }
 }

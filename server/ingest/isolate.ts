@@ -1,0 +1,25 @@
+// A failed group batch (tick.ts) must not fail the good items of its group because of one bad one (D40): after a
+// failure, the items whose own writes cannot be stored are found here; the group rejects them alone and hands the
+// others back to their lanes for a later group.
+
+import { Packr } from 'msgpackr';
+import type { LaneItem } from './lane.js';
+
+// The LevelDB store's codec options (server/store/level.ts): plain maps, no shared record structures.
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+/** Why the item's own writes (its events and extra ops) cannot be stored, or undefined when they can. */
+export function unstorable(item: LaneItem): Error | undefined {
+  if (item.kind !== 'append') return undefined;
+  const values: unknown[] = item.request.events.map((event) => event.properties);
+  for (const op of item.request.extraOps ?? []) if (op.type === 'put') values.push(op.value);
+  try {
+    for (const value of values) {
+      packr.pack(value);
+      structuredClone(value);
+    }
+    return undefined;
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}
