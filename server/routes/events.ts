@@ -2,8 +2,10 @@
 // against its schema, appended durably through the ingest pipeline) and read a user's events by time.
 //
 // Choices where the spec and decisions are silent:
-// - Track with a client `id` already stored for the resolved user answers the stored record before the schema check,
-//   so a retry changes nothing even when the schema grew in between (D29); the pipeline dedupes concurrent retries.
+// - Track with a client `id` already stored for its user (looked up without writing: `user_id`, else the user of the
+//   winning known alias) answers the stored record before the schema check and before any alias is bound, so a
+//   retry changes nothing even when the schema grew in between (D29); the pipeline dedupes concurrent retries.
+// - The schema check comes before the user is resolved, so a refused event binds no alias and records no user (D41).
 // - Read: `user_id` missing or empty, or not a UUID, is 400 1000 (an invalid query-parameter value, D11).
 // - Read: `from`/`to` accept what D3 accepts (a date-time with an offset) and also a bare calendar date
 //   `YYYY-MM-DD` (the spec calls them "date"), meaning 00:00:00.000Z of that day. Anything else is 400 1000.
@@ -67,14 +69,20 @@ export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): v
   http.route('POST', '/v2.0/events', 'identity', async (ctx) => {
     const org = authenticateClient(tenancy, ctx).organizationId;
     const input = validateTrackBody(ctx.body, clock.now());
-    const { userId } = await identity.resolveForTrack(org, { user_id: input.user_id, aliases: input.aliases });
     if (input.id !== undefined) {
-      const stored = await findByClientId(store, org, userId, input.id);
+      // A retry is answered from a read-only lookup of its user, before anything is bound or checked (D29, D41).
+      const known =
+        input.user_id !== undefined
+          ? input.user_id
+          : await identity.resolveStateless(org, { aliases: input.aliases ?? [] });
+      const stored = await findByClientId(store, org, known, input.id);
       if (stored !== undefined) return { status: 200, body: toWireRecord(stored) };
     }
+    // D41: the schema's refusals come before resolving, which may bind aliases or record a user.
     const extraOps = await schemas.check(org, input.name, input.properties);
     let appended;
     try {
+      const { userId } = await identity.resolveForTrack(org, { user_id: input.user_id, aliases: input.aliases });
       appended = await pipeline.append({ org, user: userId, events: [newEventOf(input, newId)], extraOps });
     } catch (error) {
       // The registry cached the growth before it was committed; forget it so the next check reloads (registry doc).

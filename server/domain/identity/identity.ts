@@ -202,6 +202,45 @@ export class Identity {
   }
 
   /**
+   * The users of the aliases of one imported load (D27), in order: a known alias's user; an unknown alias a new user
+   * bound to it (the same alias listed twice: the same new user), unless `lookupOnly(index)`, when it gets its
+   * stable stateless id (D22) and nothing is written for it. Every binding of the call is ONE atomic write, so a
+   * caller that validated its whole request first binds all of it or nothing (D41).
+   */
+  async resolveForLoad(org: string, aliases: readonly AliasRef[], lookupOnly: (index: number) => boolean): Promise<string[]> {
+    if (aliases.length === 0) return [];
+    return this.queue.run(org, async () => {
+      const pointers = await this.lookupInQueue(org, aliases);
+      const ops: BatchOp[] = [];
+      const users: string[] = [];
+      const aliasUpdates: Array<readonly [string, string]> = [];
+      const bound = new Map<string, string>();
+      const result = aliases.map((alias, index) => {
+        const pointer = pointers[index];
+        if (pointer !== null && pointer !== undefined) return pointer;
+        const storeKey = aliasKey(org, alias.tag, alias.id);
+        const already = bound.get(storeKey);
+        if (already !== undefined) return already;
+        if (lookupOnly(index)) return aliasUserId(org, alias.tag, alias.id);
+        const user = this.newId();
+        bound.set(storeKey, user);
+        const pointerValue: AliasPointer = { user_id: user, priority: 0 };
+        const entry: UserAliasEntry = { id: alias.id, tag: alias.tag };
+        ops.push(
+          { type: 'put', key: userKey(org, user), value: { id: user } satisfies UserRecord },
+          { type: 'put', key: storeKey, value: pointerValue },
+          { type: 'put', key: userAliasKey(org, user, alias.tag, alias.id), value: entry },
+        );
+        users.push(user);
+        aliasUpdates.push([storeKey, user]);
+        return user;
+      });
+      if (ops.length > 0) await this.commit(org, ops, aliasUpdates, users);
+      return result;
+    });
+  }
+
+  /**
    * Stateless segmentation's user (D21, D22), writing nothing: `user_id` as given; a known alias's user; for
    * `aliases`, the user of the known alias with the lowest priority number (ties: first listed). An unknown alias
    * (for `aliases`: when none is known, the winner by priority alone) gives its stable UUID v5.

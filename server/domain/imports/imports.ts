@@ -234,10 +234,12 @@ export class Imports {
     const body = validateMembersBody(input, imported.identifiers);
     const table = new SegmentTable(this.store, importId);
     found(await table.findByCode(segmentCode));
-    const add = await resolveAll(body.add, resolve);
-    const remove = await resolveAll(body.remove, resolve);
     return this.mutex.run(`import:${importId}`, async () => {
       found(await new SegmentTable(this.store, importId).findByCode(segmentCode));
+      // Resolved last, once the request is known to be valid: resolving may bind aliases (D41).
+      const users = await resolve([...body.add, ...body.remove]);
+      const add = users.slice(0, body.add.length);
+      const remove = users.slice(body.add.length);
       const result = await applyMembers(this.store, imported, segmentCode, add, remove);
       this.contexts.invalidate(org, result.affectedUsers);
       return result;
@@ -249,11 +251,15 @@ export class Imports {
     const imported = await this.getImport(org, importId);
     requireKind(imported, 'connections');
     const rows = validateRows(input, imported.schema ?? {}, imported.identifiers, now ?? this.now());
-    const resolved: ResolvedRow[] = [];
-    for (const row of rows) {
-      resolved.push({ id: row.id ?? this.newId(), user: await resolve(row.ref), time: row.time, properties: row.properties });
-    }
     return this.mutex.run(`import:${importId}`, async () => {
+      // Resolved last, once the request is known to be valid: resolving may bind aliases (D41).
+      const users = await resolve(rows.map((row) => row.ref));
+      const resolved: ResolvedRow[] = rows.map((row, index) => ({
+        id: row.id ?? this.newId(),
+        user: users[index] as string,
+        time: row.time,
+        properties: row.properties,
+      }));
       const result = await writeRows(this.store, imported, resolved);
       this.contexts.invalidate(org, result.affectedUsers);
       return result;
@@ -356,8 +362,3 @@ async function findTarget(table: SegmentTable, target: SegmentTarget, path: stri
   return segment;
 }
 
-async function resolveAll(refs: readonly UserRef[], resolve: ResolveUser): Promise<string[]> {
-  const users: string[] = [];
-  for (const ref of refs) users.push(await resolve(ref));
-  return users;
-}

@@ -39,7 +39,11 @@ export interface SegmentRecord {
 
 /** A user named by its id or by one of its aliases (D27); the caller's resolver turns it into a user id. */
 export type UserRef = { readonly user_id: string } | { readonly alias: { readonly tag: string; readonly id: string } };
-export type ResolveUser = (ref: UserRef) => Promise<string>;
+/**
+ * Turns every reference of one request into its user id (same order), all at once: the caller validates them all
+ * before it writes anything (D41: a refused request binds no alias), and writes any binding in one atomic step.
+ */
+export type ResolveUser = (refs: readonly UserRef[]) => Promise<string[]>;
 
 export interface SegmentPage {
   readonly elements: readonly SegmentRecord[];

@@ -2,7 +2,7 @@
 // users through identity, then the affected users are re-evaluated before the answer.
 
 import type { HttpServer } from '../../http/index.js';
-import { aliasUserId, isUuid } from '../../domain/identity/index.js';
+import { isUuid } from '../../domain/identity/index.js';
 import type { ResolveUser, UserRef } from '../../domain/imports/index.js';
 import { badBody } from '../../errors.js';
 import { requireBodyObject } from '../body.js';
@@ -39,20 +39,21 @@ async function reevaluate(deps: TaxonomyDeps, org: string, users: readonly strin
 /**
  * `{user_id}` as given (a UUID); a known alias: its user; an unknown alias: a new user bound to it, so that a later
  * track with that alias finds the data. An alias that is only removed is looked up, never bound: an unknown one
- * gets its stable stateless id (D22), which holds no membership, so nothing is written for it.
+ * gets its stable stateless id (D22), which holds no membership, so nothing is written for it. Every reference is
+ * checked before anything is bound, and all bindings are one atomic write (D41: a refused request binds nothing).
  */
 function resolverFor(deps: TaxonomyDeps, org: string, lookupOnly: ReadonlySet<string>): ResolveUser {
-  return async (ref: UserRef) => {
-    if ('user_id' in ref) {
-      if (!isUuid(ref.user_id)) throw badBody('user_id: expected a UUID');
-      return ref.user_id;
-    }
-    const { tag, id } = ref.alias;
-    if (lookupOnly.has(aliasKey(tag, id))) {
-      return (await deps.identity.findAliasUser(org, { tag, id })) ?? aliasUserId(org, tag, id);
-    }
-    const resolution = await deps.identity.resolveForTrack(org, { aliases: [{ tag, id, priority: 0 }] });
-    return resolution.userId;
+  return async (refs: readonly UserRef[]) => {
+    refs.forEach((ref) => {
+      if ('user_id' in ref && !isUuid(ref.user_id)) throw badBody('user_id: expected a UUID');
+    });
+    const aliases = refs.flatMap((ref) => ('alias' in ref ? [ref.alias] : []));
+    const aliasUsers = await deps.identity.resolveForLoad(org, aliases, (index) => {
+      const alias = aliases[index] as { tag: string; id: string };
+      return lookupOnly.has(aliasKey(alias.tag, alias.id));
+    });
+    let next = 0;
+    return refs.map((ref) => ('user_id' in ref ? ref.user_id : (aliasUsers[next++] as string)));
   };
 }
 
