@@ -4,6 +4,7 @@
 import type { HttpRequest } from 'uWebSockets.js';
 import { badBody } from '../errors.js';
 import type { RequestContext } from './types.js';
+import { assertWellFormedJson, decodeUtf8Body, mayHoldSurrogateEscape, parseQueryStrict } from './unicode.js';
 
 const METHODS: Readonly<Record<string, string>> = {
   get: 'GET',
@@ -79,14 +80,23 @@ function isBlank(raw: Buffer): boolean {
   return true;
 }
 
-/** The parsed body, or undefined for none; invalid JSON throws 400 code 1002 with the parser's complaint as cause. */
+/**
+ * The parsed body, or undefined for none; invalid JSON throws 400 code 1002 with the parser's complaint as cause.
+ * D40: bytes that are not UTF-8, and strings (keys or values, at any depth) holding a lone surrogate, are 400 code
+ * 1002 too, so that every string a route stores reads back byte for byte. Done here, once, for every area.
+ */
 export function parseJsonBody(raw: Buffer): unknown {
   if (raw.length === 0 || isBlank(raw)) return undefined;
+  const text = decodeUtf8Body(raw);
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(text);
   } catch (error) {
     throw badBody(`the body is not valid JSON: ${(error as Error).message}`);
   }
+  // Text decoded from UTF-8 holds no surrogate: only a \uD8xx-\uDFxx escape can bring one in.
+  if (mayHoldSurrogateEscape(text)) assertWellFormedJson(value);
+  return value;
 }
 
 /** The RequestContext handed to handlers; the query is parsed on first use (most requests never read it). */
@@ -106,12 +116,14 @@ export class Context implements RequestContext {
     readonly transportSecure: boolean,
     readonly remoteAddress: string,
   ) {
+    // D40: escapes that are not UTF-8 are refused now (400 1002), before the handler, never turned into U+FFFD.
+    if (rawQuery.includes('%')) this.parsedQuery = parseQueryStrict(rawQuery);
     // D5: the header wins over the query parameter; an empty value counts as absent.
     this.apiKey = headers['x-api-key'] || (rawQuery === '' ? undefined : this.query.get('k') || undefined);
   }
 
   get query(): URLSearchParams {
-    this.parsedQuery ??= new URLSearchParams(this.rawQuery);
+    this.parsedQuery ??= parseQueryStrict(this.rawQuery);
     return this.parsedQuery;
   }
 }

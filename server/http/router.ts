@@ -2,6 +2,7 @@
 // segments win over parameters, and a trailing slash routes like the path without it (D1).
 
 import type { Area, BodyMode, Handler, Method } from './types.js';
+import { decodePathSegment } from './unicode.js';
 
 export interface Route {
   readonly method: Method;
@@ -15,6 +16,8 @@ export interface Route {
 export type RouteMatch =
   | { readonly kind: 'found'; readonly route: Route; readonly params: Record<string, string> }
   | { readonly kind: 'method-not-allowed'; readonly area: Area; readonly allowed: readonly string[] }
+  /** D40: a parameter whose escapes are bytes that are not UTF-8 (`%ED%B0%80`); refused, never altered. */
+  | { readonly kind: 'bad-parameter'; readonly area: Area; readonly name: string }
   | { readonly kind: 'not-found'; readonly area: Area };
 
 class RouteNode {
@@ -74,6 +77,7 @@ export class Router {
     findRoute(this.root, segments, 0, method, values, search);
     if (search.found !== undefined) {
       const params = decodeParams(search.found.paramNames, values);
+      if (typeof params === 'string') return { kind: 'bad-parameter', area: search.found.area, name: params };
       if (params !== undefined) return { kind: 'found', route: search.found, params };
     } else if (search.fallback !== undefined) {
       const allowed = [...search.fallback.methods.keys()].sort();
@@ -121,20 +125,17 @@ function findRoute(
   return false;
 }
 
-/** URL-decodes parameter values; undefined when one is malformed (the path then matches nothing). */
-function decodeParams(names: readonly string[], values: readonly string[]): Record<string, string> | undefined {
+/**
+ * URL-decodes parameter values; undefined when one has a malformed escape (the path then matches nothing), the
+ * parameter's name when its escapes decode to bytes that are not UTF-8 (D40).
+ */
+function decodeParams(names: readonly string[], values: readonly string[]): Record<string, string> | string | undefined {
   if (names.length === 0) return NO_PARAMS;
   const params: Record<string, string> = {};
   for (let i = 0; i < names.length; i++) {
-    const raw = values[i] as string;
-    let value = raw;
-    if (raw.includes('%')) {
-      try {
-        value = decodeURIComponent(raw);
-      } catch {
-        return undefined;
-      }
-    }
+    const value = decodePathSegment(values[i] as string);
+    if (value === 'malformed') return undefined;
+    if (value === 'not-utf8') return names[i] as string;
     params[names[i] as string] = value;
   }
   return params;

@@ -226,6 +226,75 @@ describe('bodies', () => {
   });
 });
 
+describe('well-formed Unicode (D40)', () => {
+  const post = (body: string | Buffer) => send(running.port, '/cohorts-api/v2/cohorts', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+
+  it('refuses a lone surrogate in a JSON string value, at any depth, with 400 code 1002 naming the path', async () => {
+    for (const [body, cause] of [
+      ['"\\udc00"', 'body: not well-formed Unicode (lone surrogate)'],
+      ['{"properties":{"x":"a\\ud800"}}', 'properties.x: not well-formed Unicode (lone surrogate)'],
+      ['{"items":[{"name":"ok"},{"name":"\\uDFFFz"}]}', 'items[1].name: not well-formed Unicode (lone surrogate)'],
+      ['{"a":"\\ud83d\\ud83d\\ude00"}', 'a: not well-formed Unicode (lone surrogate)'],
+    ] as const) {
+      const res = await post(body);
+      expect(res.status).toBe(400);
+      expect(errorOf(res.json)).toMatchObject({ code: 1002, cause });
+    }
+  });
+
+  it('refuses a lone surrogate in an object key with 400 code 1002', async () => {
+    const res = await post('{"properties":{"\\udc00":1}}');
+    expect(res.status).toBe(400);
+    expect(errorOf(res.json)).toMatchObject({ code: 1002, cause: 'properties["\\udc00"]: not well-formed Unicode (lone surrogate) in a key' });
+  });
+
+  it('refuses a body whose bytes are not UTF-8 with 400 code 1002 instead of storing U+FFFD', async () => {
+    for (const bytes of [[0x22, 0xff, 0x22], [0x22, 0xed, 0xb0, 0x80, 0x22], [0x22, 0xc3, 0x22]]) {
+      const res = await post(Buffer.from(bytes));
+      expect(res.status).toBe(400);
+      expect(errorOf(res.json)).toMatchObject({ code: 1002, cause: 'body: not well-formed Unicode (invalid UTF-8)' });
+    }
+  });
+
+  it('passes well-formed strings through unchanged: pairs as escapes or raw, U+FFFD, U+FFFF, combining marks, "\\\\ud800" text', async () => {
+    const value = { emoji: '😀 𝄞', escaped: '\ud83d\ude00', fffd: '\ufffd', ffff: '\uffff', combining: 'e\u0301', text: '\\ud800' };
+    for (const body of [JSON.stringify(value), '{"emoji":"😀 𝄞","escaped":"\\ud83d\\ude00","fffd":"\\ufffd","ffff":"\\uffff","combining":"e\\u0301","text":"\\\\ud800"}']) {
+      const res = await post(body);
+      expect(res.status).toBe(201);
+      expect((res.json as { body: unknown }).body).toEqual(value);
+    }
+  });
+
+  it('refuses a query-string value whose escapes are not UTF-8 with 400 code 1002 naming it, in the area envelope', async () => {
+    for (const query of ['x=%ED%B0%80', 'x=a%FFb', 'k=1&x=%C3']) {
+      const res = await send(running.port, `/cohorts-api/v2/cohorts/c1?${query}`);
+      expect(res.status).toBe(400);
+      expect(errorOf(res.json)).toMatchObject({ code: 1002, status_code: 400, cause: 'query.x: not well-formed Unicode (invalid UTF-8)' });
+      expect(res.json).toMatchObject({ request_id: res.headers['x-request-id'] });
+    }
+    const name = await send(running.port, '/cohorts-api/v2/cohorts/c1?%FF=1');
+    expect(name.status).toBe(400);
+    expect(errorOf(name.json)).toMatchObject({ code: 1002 });
+  });
+
+  it('still decodes well-formed query escapes, keeps a malformed % as is, and + as a space', async () => {
+    const res = await send(running.port, '/cohorts-api/v2/cohorts/c1?x=%F0%9F%98%80&y=%EF%BF%BF&z=100%&w=a+b%2B');
+    expect(res.status).toBe(200);
+    expect((res.json as { query: unknown }).query).toEqual({ x: '😀', y: '\uffff', z: '100%', w: 'a b+' });
+  });
+
+  it('refuses a path parameter whose escapes are not UTF-8 with 400 code 1002 (not 404, not U+FFFD)', async () => {
+    const res = await send(running.port, '/cohorts-api/v2/cohorts/a%ED%A0%80');
+    expect(res.status).toBe(400);
+    expect(errorOf(res.json)).toMatchObject({ code: 1002, cause: 'path.cohortId: not well-formed Unicode (invalid UTF-8)' });
+    const taxonomy = await send(running.port, '/audience-api/v1/imports/%FF/segments', { method: 'POST', body: '{}' });
+    expect(taxonomy.status).toBe(400);
+    expect(taxonomy.json).toMatchObject({ requestId: taxonomy.headers['x-request-id'], error: { c: 'InvalidRequestBody', d: { code: 1002, cause: 'path.importId: not well-formed Unicode (invalid UTF-8)' } } });
+    const astral = await send(running.port, '/cohorts-api/v2/cohorts/%F0%9F%98%80%EF%BF%BD');
+    expect(astral.json).toMatchObject({ params: { cohortId: '😀\ufffd' } });
+  });
+});
+
 describe('errors', () => {
   it('renders a ServiceError of the identity area without type/status_code', async () => {
     const res = await send(running.port, '/v2.0/users/u1/aliases');

@@ -4,11 +4,12 @@
 import { accessSync, constants } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import * as uWS from 'uWebSockets.js';
-import { ServiceError, bodyTooLarge, missingBody, notFound } from '../errors.js';
+import { ServiceError, badBody, bodyTooLarge, missingBody, notFound } from '../errors.js';
 import { DOCS_ROUTE, serveDocsPage } from './docs-pages.js';
 import { renderError } from './envelopes.js';
 import { baseUrl, listenApp } from './listen.js';
 import { BodyReader, Context, normaliseMethod, parseJsonBody, readHeaders } from './request.js';
+import { NOT_WELL_FORMED_UTF8 } from './unicode.js';
 import { Exchange, type OutgoingResponse } from './response.js';
 import { Router, type Route } from './router.js';
 import { InFlightTracker } from './shutdown.js';
@@ -167,6 +168,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       const allowed = match.allowed.join(', ');
       const error = new ServiceError(3000, 'The requested resource does not support this method.', `allowed: ${allowed}`, 405);
       fail(exchange, match.area, error, { Allow: allowed });
+      return;
+    }
+    if (match.kind === 'bad-parameter') {
+      fail(exchange, match.area, badBody(`path.${match.name}: ${NOT_WELL_FORMED_UTF8}`));
       return;
     }
     const { route, params } = match;
