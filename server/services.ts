@@ -35,6 +35,8 @@ export interface Services {
 export interface ServiceLimits {
   /** Property paths per event schema and per event (default 1,000). */
   readonly maxSchemaPaths?: number;
+  /** Bytes the ingest pipeline's cache of users' states may hold (default 256 MiB). */
+  readonly stateCacheBytes?: number;
 }
 
 export interface ServicesOptions {
@@ -50,6 +52,8 @@ export interface ServicesOptions {
   /** Tuning of the pipeline's partitions and catch-ups, and of the sweep's batches (tests and benchmarks). */
   /** Called after each batch of a sweep is durable (tests: stop a service in the middle of a sweep). */
   readonly onSwept?: (org: string, usersDone: number) => void;
+  /** Awaited before each sweep starts reading or writing (tests: hold a sweep before its record is saved). */
+  readonly beforeSweep?: (org: string) => Promise<void>;
   /** D40 limits (defaults in the areas that enforce them). */
   readonly limits?: ServiceLimits;
   readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk'> & {
@@ -87,6 +91,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     },
     contexts: { contextFor: (org, user) => imports.contextFor(org, user) },
     log: options.log,
+    cacheBytes: options.limits?.stateCacheBytes,
     ...options.tuning,
   });
   const backfill = await Backfill.open({
@@ -98,6 +103,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     offlineEveryMinutes: options.offlineEveryMinutes,
     sweepBatch: options.tuning?.sweepBatch,
     onSwept: options.onSwept,
+    beforeSweep: options.beforeSweep,
   });
   return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, clock, newId };
 }

@@ -24,6 +24,8 @@ export interface BackfillOptions {
   readonly sweepBatch?: number | undefined;
   /** Called after each batch of a sweep is durable, with the users done so far. */
   readonly onSwept?: ((org: string, usersDone: number) => void) | undefined;
+  /** Awaited before a sweep reads or writes anything (tests: hold a sweep before its record is saved). */
+  readonly beforeSweep?: ((org: string) => Promise<void>) | undefined;
 }
 
 export class Backfill {
@@ -34,7 +36,7 @@ export class Backfill {
 
   private constructor(private readonly options: BackfillOptions) {
     const log = options.log ?? (() => undefined);
-    this.sweeper = new Sweeper(options.store, options.pipeline, log, options.sweepBatch ?? 256, options.onSwept);
+    this.sweeper = new Sweeper(options.store, options.pipeline, log, options.sweepBatch ?? 256, options.onSwept, options.beforeSweep);
     this.offline = new OfflineCohorts(options.store, options.pipeline, options.cohorts, options.now ?? (() => new Date()), log);
     const minutes = options.offlineEveryMinutes ?? 0;
     if (minutes > 0) {
@@ -51,15 +53,18 @@ export class Backfill {
   static async open(options: BackfillOptions): Promise<Backfill> {
     const backfill = new Backfill(options);
     for (const org of options.cohorts.organizations()) {
-      backfill.sweeper.start(org);
+      await backfill.sweeper.start(org);
       for (const cohort of options.cohorts.allOf(org)) if (cohort.segment_type === 'offline') await backfill.offline.resultOf(cohort);
     }
     return backfill;
   }
 
-  /** The organization's cohorts changed (after the pipeline was told): sweep if a cohort's generation is new. */
-  planChanged(org: string): void {
-    this.sweeper.start(org);
+  /**
+   * The organization's cohorts changed (after the pipeline was told): sweep if a cohort's generation is new. Resolves
+   * once `progressOf` shows that sweep (before its record is saved): answer the cohort after awaiting it.
+   */
+  planChanged(org: string): Promise<void> {
+    return this.sweeper.start(org);
   }
 
   /** Resolves once the organization's sweep (if any) has ended; rejects with its failure. */

@@ -30,6 +30,11 @@ interface OrgSweep {
   running: Promise<void> | undefined;
   /** The plan changed while the sweep ran: check again when it ends. */
   again: boolean;
+  /**
+   * A sweep asked for (start) whose record is not saved yet: the plan's largest generation then, and the users the
+   * last stored record counted (at least 1; the organization has users). Read until a record or completion covers it.
+   */
+  pending: { readonly target: number; readonly total: number } | undefined;
 }
 
 export class Sweeper {
@@ -43,21 +48,28 @@ export class Sweeper {
     /** Users handed to the pipeline at a time (their catch-ups share the lanes' background turns). */
     private readonly batch = 256,
     private readonly onSwept?: (org: string, usersDone: number) => void,
+    /** Awaited before each sweep reads or writes anything (tests hold a sweep with it). */
+    private readonly beforeSweep?: (org: string) => Promise<void>,
   ) {}
 
-  /** Makes sure the organization's users are (being) brought up to date with its current plan. */
-  start(org: string): void {
+  /**
+   * Makes sure the organization's users are (being) brought up to date with its current plan. Resolves once
+   * `progressOf` shows the sweep (or it is known not to be needed): the caller answers the cohort after that, so the
+   * answer and every read after it carry `backfill` until the sweep is done, even before its record is saved.
+   */
+  async start(org: string): Promise<void> {
     if (this.stopped) return;
     const sweep = this.sweepOf(org);
-    if (sweep.running !== undefined) {
-      sweep.again = true;
-      return;
+    const target = this.pipeline.planInfo(org).maxGen;
+    if (sweep.running !== undefined) sweep.again = true;
+    else {
+      const running = this.loop(org, sweep).finally(() => {
+        sweep.running = undefined;
+      });
+      running.catch(() => undefined); // logged by loop; whenSwept answers the failure to whoever waits
+      sweep.running = running;
     }
-    const running = this.loop(org, sweep).finally(() => {
-      sweep.running = undefined;
-    });
-    running.catch(() => undefined); // logged by loop; whenSwept answers the failure to whoever waits
-    sweep.running = running;
+    await this.markPending(org, sweep, target);
   }
 
   /** Resolves once no sweep of the organization runs (rejects when the last one failed). */
@@ -66,12 +78,22 @@ export class Sweeper {
     while (sweep?.running !== undefined) await sweep.running;
   }
 
-  /** Progress of the sweep that is making a cohort of generation `gen` exact; undefined when none is (or no users). */
+  /**
+   * Progress of the sweep that is making a cohort of generation `gen` exact; undefined when none is (or no users).
+   * Before that sweep's record is saved, a pending sweep shows 0 users done of the last counted total.
+   */
   progressOf(org: string, gen: number): BackfillProgress | undefined {
     const sweep = this.orgs.get(org);
-    const record = sweep?.record;
-    if (sweep === undefined || record === undefined || record.complete || gen <= sweep.completed || record.total === 0) return undefined;
-    return { state: 'running', users_done: Math.min(record.done, record.total), users_total: record.total };
+    if (sweep === undefined || gen <= sweep.completed) return undefined;
+    const record = sweep.record;
+    const pending = sweep.pending !== undefined && sweep.pending.target > sweep.completed ? sweep.pending : undefined;
+    const recordCovers = record !== undefined && !record.complete && (record.target >= gen || pending === undefined || gen > pending.target);
+    if (recordCovers) {
+      if (record.total === 0) return undefined;
+      return { state: 'running', users_done: Math.min(record.done, record.total), users_total: record.total };
+    }
+    if (pending !== undefined && gen <= pending.target) return { state: 'running', users_done: 0, users_total: pending.total };
+    return undefined;
   }
 
   /** The organization's sweep figures when none runs (what a recompute of a real-time cohort answers). */
@@ -93,10 +115,25 @@ export class Sweeper {
   private sweepOf(org: string): OrgSweep {
     let sweep = this.orgs.get(org);
     if (sweep === undefined) {
-      sweep = { record: undefined, completed: 0, running: undefined, again: false };
+      sweep = { record: undefined, completed: 0, running: undefined, again: false, pending: undefined };
       this.orgs.set(org, sweep);
     }
     return sweep;
+  }
+
+  /**
+   * Marks the sweep of plan generation `target` pending unless a complete sweep already covers it or the organization
+   * has no user with events (then no cohort shows `backfill`, as when a sweep counts 0 users). One read of the
+   * stored record and one seek in the events index: the caller's answer waits for them, not for the sweep's count.
+   */
+  private async markPending(org: string, sweep: OrgSweep, target: number): Promise<void> {
+    const stored = sweep.record ?? (await this.store.get<SweepRecord>(sweepKey(org)));
+    if (stored?.complete === true) sweep.completed = Math.max(sweep.completed, stored.target);
+    if (target <= sweep.completed) return;
+    if ((await listUsers(this.store, org, null, 1)).length === 0) return;
+    // The sweep may have ended (or saved its record) during the reads: `completed` and the record then decide.
+    if (target <= sweep.completed || (sweep.pending?.target ?? 0) >= target) return;
+    sweep.pending = { target, total: Math.max(1, sweep.record?.total ?? stored?.total ?? 0) };
   }
 
   private async loop(org: string, sweep: OrgSweep): Promise<void> {
@@ -112,6 +149,7 @@ export class Sweeper {
   }
 
   private async sweepOnce(org: string, sweep: OrgSweep): Promise<void> {
+    await this.beforeSweep?.(org);
     let record = sweep.record ?? (await this.store.get<SweepRecord>(sweepKey(org)));
     if (record?.complete === true) sweep.completed = Math.max(sweep.completed, record.target);
     sweep.record = record;

@@ -21,10 +21,12 @@
 //   see (own and ancestors'); anything else is the 400 1002 of an unknown code. A 409 on delete names only the
 //   referencing cohorts the key can see, and counts the others.
 // - D19 backfill: after a create, a query change or a state change the pipeline and the backfill are told; the
-//   sweep evaluates the cohort over every user's history (server/backfill/README.md). GET one adds
-//   `backfill: {state: 'running', users_done, users_total}` while a sweep (or an offline computation) for the
-//   cohort runs and there are users to visit; it is absent once done (so create, update and list answers, and GET
-//   once done, are the plain cohort).
+//   sweep evaluates the cohort over every user's history (server/backfill/README.md). GET one, and the create and
+//   PATCH answers, add `backfill: {state: 'running', users_done, users_total}` while a sweep (or an offline
+//   computation) for the cohort runs or is about to and there are users to visit: the answer is sent only once the
+//   backfill shows the sweep, so a new cohort never looks finished with size 0 before its sweep has counted. Until
+//   the sweep has counted the users, `users_done` is 0 and `users_total` the last count (at least 1). It is absent
+//   once done and when the organization has no users (list answers never carry it).
 // - POST {id}/recompute (D20): private key, the cohort visible to the key. An offline cohort starts a computation
 //   over history unless one runs and answers 202 with the full cohort plus `backfill` (state 'running'); a
 //   real-time cohort answers its sweep: 202 while running, else 200 with `backfill.state` 'done'. A `Disabled`
@@ -109,10 +111,13 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
     });
   };
 
-  /** D19: the pipeline first (it evaluates under the new plan), then the backfill (it sweeps for the new plan). */
-  const planChanged = (org: string): void => {
+  /**
+   * D19: the pipeline first (it evaluates under the new plan), then the backfill (it sweeps for the new plan). Resolves
+   * once the backfill shows the sweep, so an answer built after it carries `backfill` from the start.
+   */
+  const planChanged = async (org: string): Promise<void> => {
     pipeline.planChanged(org);
-    backfill.planChanged(org);
+    await backfill.planChanged(org);
   };
 
   /** D5–D7: every cohort operation needs a private key over a secure transport. */
@@ -133,6 +138,12 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
   };
 
   const full = (cohort: Cohort) => toCohortWire(cohort, liveSizeOf(cohort));
+
+  /** The full cohort plus `backfill` while a sweep (or offline computation) is making it exact (D19). */
+  const withProgress = (cohort: Cohort) => {
+    const progress = backfill.progressOf(cohort);
+    return progress === undefined ? full(cohort) : { ...full(cohort), backfill: progress };
+  };
 
   // D8, D9: own workspace + ancestors (+ descendants with the flag and `descendants` access).
   http.route('GET', COLLECTION, 'cohorts', (ctx) => {
@@ -172,8 +183,8 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
         now: clock.now(),
         newId,
       });
-      planChanged(cohort.organization_id);
-      return { status: 201, body: full(cohort) };
+      await planChanged(cohort.organization_id);
+      return { status: 201, body: withProgress(cohort) };
     },
     { body: 'optional' },
   );
@@ -182,8 +193,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
   http.route('GET', ONE, 'cohorts', (ctx) => {
     const principal = authorise(ctx);
     const cohort = cohorts.getVisible(principal, cohortIdOf(ctx));
-    const progress = backfill.progressOf(cohort);
-    return { status: 200, body: progress === undefined ? full(cohort) : { ...full(cohort), backfill: progress } };
+    return { status: 200, body: withProgress(cohort) };
   });
 
   // D20: compute an offline cohort over history now (a real-time one answers its sweep's progress).
@@ -227,9 +237,9 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
       if (state !== undefined) patch.state = state;
       const updated = await cohorts.update(current.id, patch, clock.now());
       if (patch.query !== undefined || (state !== undefined && state !== current.state)) {
-        planChanged(updated.organization_id);
+        await planChanged(updated.organization_id);
       }
-      return { status: 200, body: full(updated) };
+      return { status: 200, body: withProgress(updated) };
     },
     { body: 'optional' },
   );
@@ -239,7 +249,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
     const principal = authorise(ctx);
     const cohort = cohorts.getWritable(principal, cohortIdOf(ctx));
     await cohorts.delete(cohort.id, principal);
-    planChanged(cohort.organization_id);
+    await planChanged(cohort.organization_id);
     return { status: 200 };
   });
 }

@@ -495,3 +495,67 @@ describe('references across workspaces (D41)', () => {
     expect(all.body.error.cause).toBe(`cohort ${target.code} is named by the queries of cohorts ${codes}`);
   });
 });
+
+describe('backfill progress from the first answer on (D19)', () => {
+  // The sweep is held before it reads or writes anything until `release` is called: what a slow start (counting
+  // 30,000 users) looks like, without depending on timing.
+  let held: Promise<void> | undefined;
+  let release = (): void => undefined;
+  const hold = () => {
+    held = new Promise<void>((resolve) => {
+      release = () => {
+        held = undefined;
+        resolve();
+      };
+    });
+  };
+  let g: CohortsHarness;
+  beforeAll(async () => {
+    g = await startCohortsHarness({ beforeSweep: async () => held });
+  });
+  afterAll(async () => {
+    release();
+    await g?.close();
+  });
+
+  it('shows backfill in the create and PATCH answers and every GET until the sweep is done, before the sweep saved anything', async () => {
+    const org = await g.newOrg();
+    const key = org.private_key;
+    for (let i = 0; i < 3; i++) await trackEvent(g, org.organization_id, randomUUID(), 'Pageview');
+    hold();
+    const created = await g.request('POST', COHORTS, { key, body: { name: 'readers', query: PAGEVIEWS } });
+    expect(created.status).toBe(201);
+    expect(created.body.backfill).toEqual({ state: 'running', users_done: 0, users_total: expect.any(Number) });
+    expect(created.body.backfill.users_total).toBeGreaterThanOrEqual(1);
+    const read = await g.request('GET', `${COHORTS}/${created.body.id}`, { key });
+    expect(read.body.backfill).toEqual(created.body.backfill);
+
+    release();
+    await g.services.backfill.whenSwept(org.organization_id);
+    const done = await g.request('GET', `${COHORTS}/${created.body.id}`, { key });
+    expect(done.body).not.toHaveProperty('backfill');
+    expect(done.body.live_audience_size).toBe(3);
+
+    hold();
+    const patched = await g.request('PATCH', `${COHORTS}/${created.body.id}`, { key, body: { query: TWO_PAGEVIEWS } });
+    expect(patched.status).toBe(200);
+    // The last sweep counted 3 users: that is the total shown until the new sweep counts again.
+    expect(patched.body.backfill).toEqual({ state: 'running', users_done: 0, users_total: 3 });
+    expect((await g.request('GET', `${COHORTS}/${created.body.id}`, { key })).body.backfill).toEqual(patched.body.backfill);
+    release();
+    await g.services.backfill.whenSwept(org.organization_id);
+    const after = await g.request('GET', `${COHORTS}/${created.body.id}`, { key });
+    expect(after.body).not.toHaveProperty('backfill');
+    expect(after.body.live_audience_size).toBe(0);
+  });
+
+  it('shows no backfill when the organization has no users to visit', async () => {
+    const org = await g.newOrg();
+    hold();
+    const created = await g.request('POST', COHORTS, { key: org.private_key, body: { name: 'empty', query: PAGEVIEWS } });
+    expect(created.status).toBe(201);
+    expect(created.body).not.toHaveProperty('backfill');
+    expect((await g.request('GET', `${COHORTS}/${created.body.id}`, { key: org.private_key })).body).not.toHaveProperty('backfill');
+    release();
+  });
+});

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpServer } from '../../server/http/index.js';
 import { openLevelStore } from '../../server/store/level.js';
-import { openServices, type Services } from '../../server/services.js';
+import { openServices, type Services, type ServicesOptions } from '../../server/services.js';
 import { registerCohortsRoutes } from '../../server/routes/cohorts.js';
 import type { AccessLevel, InitializedOrganization, KeyType } from '../../server/domain/tenancy/index.js';
 import type { Cohort } from '../../server/domain/cohorts/index.js';
@@ -52,10 +52,11 @@ export interface CohortsHarness {
   close(): Promise<void>;
 }
 
-export async function startCohortsHarness(): Promise<CohortsHarness> {
+/** `options` (tests: backfill hooks) are passed to the services. */
+export async function startCohortsHarness(options: ServicesOptions = {}): Promise<CohortsHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'audience-cohorts-e2e-'));
   const store = await openLevelStore(join(dir, 'data'));
-  const services = await openServices(store, { threads: 0 });
+  const services = await openServices(store, { threads: 0, ...options });
   // trustProxy: a loopback request is secure unless it says `X-Forwarded-Proto: http` (D7).
   const http = createHttpServer({ host: '127.0.0.1', port: 0, trustProxy: true, log: () => undefined });
   registerCohortsRoutes(http, services);
