@@ -20,6 +20,7 @@ interface ServeOptions {
   bodyLimit: string;
   offlineEvery: string;
   maxSchemaPaths: string;
+  stateCacheBytes: string;
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -38,6 +39,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
     .option('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60')
     .option('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000')
+    .option('--state-cache-bytes <bytes>', "memory for users' cached engine states; least recently used ones are evicted (D40)", String(256 * 1024 * 1024))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
@@ -62,6 +64,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
         limits: {
           maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
+          stateCacheBytes: parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
         },
       });
       // Handlers go in before the announcement: whoever reads "listening on" may signal at once.

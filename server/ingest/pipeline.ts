@@ -38,6 +38,8 @@ export interface IngestOptions {
   readonly partitions?: number;
   /** Users' states kept in memory (default 100,000). */
   readonly cacheSize?: number;
+  /** Bytes the users' cached states may hold (default 256 MiB, D40); least recently used ones are evicted. */
+  readonly cacheBytes?: number;
   /** Snapshot a user after this many events since its last snapshot (default 256). */
   readonly snapshotEvery?: number;
   /** Snapshot a user whose state has been newer than its snapshot this long (default 60 s). */
@@ -55,6 +57,8 @@ export interface IngestOptions {
 }
 
 export const DEFAULT_PARTITIONS = 16;
+/** D40: bytes the users' cached states may hold unless configured (`serve --state-cache-bytes`). */
+export const DEFAULT_STATE_CACHE_BYTES = 256 * 1024 * 1024;
 
 /** Opens the pipeline over an open store: partition count, stored sizes and each partition's last sequence. */
 export async function openIngestPipeline(options: IngestOptions): Promise<Pipeline> {
@@ -101,7 +105,7 @@ export class Pipeline implements IngestPipeline {
     this.maxQueued = options.maxQueuedPerPartition ?? 10_000;
     this.snapshotAfterMs = options.snapshotAfterMs ?? 60_000;
     this.lanes = lastSeqs.map((seq, partition) => new Lane(partition, seq));
-    this.cache = new StateCache(options.cacheSize ?? 100_000, (entry) => this.queueSnapshot(entry));
+    this.cache = new StateCache(options.cacheSize ?? 100_000, (entry) => this.queueSnapshot(entry), options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
     this.executor = createExecutor(options.threads ?? 0);
     this.catchUpsPerTick = Math.max(1, options.catchUpsPerTick ?? 32);
     const log = options.log ?? (() => undefined);

@@ -30,16 +30,35 @@ export function userKey(org: string, user: string): string {
   return `${org}\u0000${user}`;
 }
 
+/** Bytes a cached user holds: its encoded state and memberships, plus the entry, its key and map slots. */
+export function entryBytes(entry: CachedUser): number {
+  return entry.bytes.byteLength + entry.memberships.length * 8 + (entry.org.length + entry.user.length) * 4 + 256;
+}
+
+/**
+ * Bounded both in entries and in bytes (D40: memory held per user state is bounded in bytes, `serve
+ * --state-cache-bytes`): past either bound the least recently used entries are evicted (handed to `onEvict`; an
+ * evicted user is loaded again from its snapshot and events when next needed). The entry just set is kept even
+ * when it alone exceeds the byte bound, so that the state a group committed is what the next group of its user reads.
+ */
 export class StateCache {
   private readonly entries = new Map<string, CachedUser>();
+  private readonly sizes = new Map<string, number>();
+  private total = 0;
 
   constructor(
     private readonly capacity: number,
     private readonly onEvict: (entry: CachedUser) => void,
+    private readonly maxBytes = Infinity,
   ) {}
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Bytes held by the entries (entryBytes of each). */
+  get bytes(): number {
+    return this.total;
   }
 
   /** The entry, now the most recently used. */
@@ -59,18 +78,23 @@ export class StateCache {
 
   set(entry: CachedUser): void {
     const key = userKey(entry.org, entry.user);
-    this.entries.delete(key);
+    this.delete(key);
+    const bytes = entryBytes(entry);
     this.entries.set(key, entry);
-    while (this.entries.size > this.capacity) {
+    this.sizes.set(key, bytes);
+    this.total += bytes;
+    while (this.entries.size > 1 && (this.entries.size > this.capacity || this.total > this.maxBytes)) {
       const oldest = this.entries.entries().next();
       if (oldest.done === true) break;
-      this.entries.delete(oldest.value[0]);
+      this.delete(oldest.value[0]);
       this.onEvict(oldest.value[1]);
     }
   }
 
   delete(key: string): void {
-    this.entries.delete(key);
+    if (!this.entries.delete(key)) return;
+    this.total -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
   }
 
   values(): IterableIterator<CachedUser> {
