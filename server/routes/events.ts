@@ -10,6 +10,9 @@
 // - Read: `from`/`to` accept what D3 accepts (a date-time with an offset) and also a bare calendar date
 //   `YYYY-MM-DD` (the spec calls them "date"), meaning 00:00:00.000Z of that day. Anything else is 400 1000.
 //   `from` after `to` is an empty array, not an error.
+// - Read pages (D39): `cursor` is the base64url of the last returned event's position in the user's time index
+//   (time, then arrival sequence), so ties in time are never skipped; a cursor the server did not make is 400 1002.
+//   The Link keeps every other query parameter as sent (`from`/`to` keep their meaning, `k` keeps authenticating).
 // - Read: "never seen" (D12's 3002) means no user record (created, identified, aliased or tracked) and no stored
 //   event; a known user with no event in the range gets 200 `[]`.
 
@@ -18,14 +21,14 @@ import { isUuid } from '../domain/identity/index.js';
 import {
   findByClientId,
   hasEvents,
-  readUserEvents,
+  readUserEventPage,
   toWireRecord,
   validateTrackBody,
   type TrackInput,
 } from '../domain/events/index.js';
 import type { NewEvent } from '../ingest/types.js';
 import { parseTimestamp } from '../../engine/query/validate/timestamps.js';
-import { badParameter, unknownUser } from '../errors.js';
+import { ServiceError, badParameter, unknownUser } from '../errors.js';
 import type { Services } from '../services.js';
 import { authenticateClient } from './auth.js';
 
@@ -47,6 +50,14 @@ function boundParam(ctx: RequestContext, name: 'from' | 'to'): number | undefine
     throw badParameter(`The query parameter ${name} is not a valid date.`, `${name}: expected an ISO 8601 date-time with an offset or a date, got ${JSON.stringify(text)}`);
   }
   return ms;
+}
+
+/** D39: the same request (every other query parameter kept, `from`/`to` included) continuing after `cursor`. */
+function nextLink(ctx: RequestContext, cursor: string): string {
+  const query = new URLSearchParams(ctx.query);
+  query.delete('cursor');
+  query.set('cursor', cursor);
+  return `<${ctx.path}?${query.toString()}>; rel="next"`;
 }
 
 function newEventOf(input: TrackInput, newId: () => string): NewEvent {
@@ -101,10 +112,19 @@ export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): v
     if (!isUuid(userId)) throw badParameter('The query parameter user_id is not a user id.', 'user_id: expected a UUID');
     const from = boundParam(ctx, 'from');
     const to = boundParam(ctx, 'to');
-    const events = await readUserEvents(store, org, userId, { from, to });
+    const cursor = ctx.query.get('cursor') ?? undefined;
+    let page;
+    try {
+      page = await readUserEventPage(store, org, userId, { from, to, cursor });
+    } catch (error) {
+      if (error instanceof RangeError) throw new ServiceError(1002, 'The query parameter cursor is invalid.', error.message);
+      throw error;
+    }
+    const { events, next } = page;
     if (events.length === 0 && !(await identity.userExists(org, userId)) && !(await hasEvents(store, org, userId))) {
       throw unknownUser();
     }
-    return { status: 200, body: events.map(toWireRecord) };
+    const reply = { status: 200, body: events.map(toWireRecord) };
+    return next === undefined ? reply : { ...reply, headers: { Link: nextLink(ctx, next) } };
   });
 }

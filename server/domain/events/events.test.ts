@@ -12,6 +12,7 @@ import {
   lastSeq,
   readPartitionLog,
   readSnapshot,
+  readUserEventPage,
   readUserEvents,
   replayUserEvents,
 } from './read.js';
@@ -94,6 +95,28 @@ describe('readUserEvents (D29)', () => {
     expect(second[0]?.timeMs).toBe(T0 + 10_010);
     expect(await readUserEvents(store, ORG, U1, { limit: 5000 })).toHaveLength(1000);
     expect(numbers(await readUserEvents(store, ORG, U1, { limit: 2 }))).toEqual([1499, 1498]);
+  });
+
+  it('pages by cursor through events sharing the boundary millisecond, each once, within from/to (D39)', async () => {
+    // Five events in one millisecond between one before and one after: pages of 2 split the tie twice.
+    await track([
+      { event: record(U1, 0, T0) },
+      ...[1, 2, 3, 4, 5].map((n) => ({ event: record(U1, n, T0 + 1) })),
+      { event: record(U1, 6, T0 + 2) },
+    ]);
+    const seen: unknown[][] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 10; page++) {
+      const result = await readUserEventPage(store, ORG, U1, { from: T0, to: T0 + 1, limit: 2, cursor });
+      seen.push(numbers(result.events));
+      cursor = result.next;
+      if (cursor === undefined) break;
+    }
+    expect(seen).toEqual([[1, 2], [3, 4], [5]]);
+    const exact = await readUserEventPage(store, ORG, U1, { limit: 7 });
+    expect(exact.events).toHaveLength(7);
+    expect(exact.next).toBeUndefined();
+    await expect(readUserEventPage(store, ORG, U1, { cursor: 'bogus' })).rejects.toBeInstanceOf(RangeError);
   });
 
   it('reads one user of one organization only', async () => {

@@ -6,7 +6,7 @@ export { toEngineEvent, toWireRecord } from './record.js';
 export { partitionOf, timePart } from './keys.js';
 export type { EventEntry, Snapshot } from './ops.js';
 export { eventOps, snapshotOps, toStoredEvent, transitionOps } from './ops.js';
-export type { EventReadOptions, LogRecord } from './read.js';
+export type { EventPage, EventPageOptions, EventReadOptions, LogRecord } from './read.js';
 export {
   MAX_EVENTS_PER_READ,
   findByClientId,
@@ -14,6 +14,7 @@ export {
   lastSeq,
   readPartitionLog,
   readSnapshot,
+  readUserEventPage,
   readUserEvents,
   replayUserEvents,
 } from './read.js';

@@ -39,18 +39,68 @@ export async function readUserEvents(
   user: string,
   options: EventReadOptions = {},
 ): Promise<StoredEvent[]> {
+  return (await readUserEventPage(store, org, user, options)).events;
+}
+
+export interface EventPageOptions extends EventReadOptions {
+  /** Continue right after the event this cursor (from an earlier page's `next`) names; see decodeEventCursor. */
+  readonly cursor?: string;
+}
+
+export interface EventPage {
+  readonly events: StoredEvent[];
+  /** When more events of the range remain after `events`: the cursor that continues right after the last one. */
+  readonly next: string | undefined;
+}
+
+/** The part of a time index key after the user's prefix: `{timePart}!{seqPart}`. */
+const CURSOR_POSITION = /^[0-9a-f]{14}![0-9a-f]{14}$/;
+
+/**
+ * D39: a cursor is the base64url of the position (time, then arrival sequence) of the last event a page returned
+ * in the user's time index, so the next page starts right after it, ties in time included. Opaque to clients.
+ */
+export function encodeEventCursor(position: string): string {
+  return Buffer.from(position, 'utf8').toString('base64url');
+}
+
+/** The position a cursor names, or undefined when it is not one encodeEventCursor makes. */
+export function decodeEventCursor(cursor: string): string | undefined {
+  if (!/^[A-Za-z0-9_-]+$/.test(cursor)) return undefined;
+  const position = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!CURSOR_POSITION.test(position) || encodeEventCursor(position) !== cursor) return undefined;
+  return position;
+}
+
+/**
+ * One page of a user's events (D29, D39): as readUserEvents, starting right after `cursor` when given (and still
+ * after `from`), with the cursor of the next page when more events of the range remain. Throws a RangeError for a
+ * cursor decodeEventCursor refuses (the caller answers it as a bad parameter).
+ */
+export async function readUserEventPage(
+  store: Store,
+  org: string,
+  user: string,
+  options: EventPageOptions = {},
+): Promise<EventPage> {
   const limit = Math.min(options.limit ?? MAX_EVENTS_PER_READ, MAX_EVENTS_PER_READ);
-  if (limit <= 0) return [];
+  const after = options.cursor === undefined ? undefined : decodeEventCursor(options.cursor);
+  if (options.cursor !== undefined && after === undefined) throw new RangeError('cursor: not a cursor of this API');
+  if (limit <= 0) return { events: [], next: undefined };
   const prefix = timeIndexPrefix(org, user);
   const gte = options.from === undefined ? prefix : prefix + timePart(Math.floor(options.from) + 1);
   const lt = options.to === undefined ? prefixUpperBound(prefix) : prefix + timePart(Math.floor(options.to) + 1);
-  if (gte >= lt) return [];
-  const keys: string[] = [];
-  for await (const [indexKey] of store.iterate<number>({ gte, lt, limit })) {
-    keys.push(userEventKey(org, user, seqOfKey(indexKey)));
-  }
-  const events = await store.getMany<StoredEvent>(keys);
-  return events.filter((event): event is StoredEvent => event !== undefined);
+  if (gte >= lt) return { events: [], next: undefined };
+  const gt = after === undefined ? undefined : prefix + after;
+  const range = gt !== undefined && gt >= gte ? { gt, lt } : { gte, lt };
+  const indexKeys: string[] = [];
+  // One more than the page: whether it exists decides whether there is a next page.
+  for await (const [indexKey] of store.iterate<number>({ ...range, limit: limit + 1 })) indexKeys.push(indexKey);
+  const page = indexKeys.slice(0, limit);
+  const last = page[page.length - 1];
+  const next = indexKeys.length > limit && last !== undefined ? encodeEventCursor(last.slice(prefix.length)) : undefined;
+  const events = await store.getMany<StoredEvent>(page.map((indexKey) => userEventKey(org, user, seqOfKey(indexKey))));
+  return { events: events.filter((event): event is StoredEvent => event !== undefined), next };
 }
 
 /** A user's events in arrival order (the order the engine saw them, E1); after a sequence when given. */
