@@ -3,7 +3,7 @@
 //
 // meta         m!{name}                                   format version, partition count, secrets
 //              m!partitions                               partition count, fixed at first open (server/ingest)
-//              m!state-secret!{org}                       HMAC secret signing stateless segmentation states (D23)
+//              m!state-secret!{org}                       secret of stateless states: AES key by HKDF (D42), v1 HMAC (D23)
 // tenancy      o!{org}                                    organization
 //              w!{workspace}                              workspace record (organization_id, parent_id)
 //              wc!{parent}!{child}                        children of a workspace

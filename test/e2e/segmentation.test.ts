@@ -214,23 +214,27 @@ describe('signed state (D23)', () => {
     expect(nextSession.body.state.external_state[String(codes.clickSession)]).toBeUndefined();
   });
 
-  it('a modified, foreign or malformed state is 400 1002', async () => {
+  it('a modified, truncated, foreign or malformed state is 400 1002 (D42)', async () => {
     const user = randomUUID();
     const good = (await call(STATELESS, { user_id: user, events: [pageview(), pageview(), pageview()] })).body.state;
     expect(good.cohorts).toContain(String(codes.pageviews3));
     const withInternal = (internal: unknown) => ({ ...good, internal_state: internal });
-
-    const bytes = Buffer.from(good.internal_state.s, 'base64');
-    bytes[bytes.length - 1] = (bytes[bytes.length - 1] as number) ^ 0x01;
-    const flipped = withInternal({ ...good.internal_state, s: bytes.toString('base64') });
-    const sig: string = good.internal_state.sig;
-    const resigned = withInternal({ ...good.internal_state, sig: (sig[0] === '0' ? '1' : '0') + sig.slice(1) });
-    const entries = withInternal({ ...good.internal_state, e: {} });
-    const version = withInternal({ ...good.internal_state, v: 2 });
+    const sealed = Buffer.from(good.internal_state.c, 'base64');
+    /** The state with one bit of byte `at` flipped: in the IV, the ciphertext or the tag. */
+    const flippedAt = (at: number) => {
+      const bytes = Buffer.from(sealed);
+      bytes[at] = (bytes[at] as number) ^ 0x01;
+      return withInternal({ ...good.internal_state, c: bytes.toString('base64') });
+    };
+    const truncated = withInternal({ ...good.internal_state, c: sealed.subarray(0, sealed.length - 1).toString('base64') });
+    const short = withInternal({ ...good.internal_state, c: sealed.subarray(0, 12).toString('base64') });
+    const version = withInternal({ ...good.internal_state, v: 3 });
     const otherOrgState = (await call(STATELESS, { user_id: user, events: [pageview()] }, { key: otherOrg.key })).body.state;
     const otherUserState = (await call(STATELESS, { user_id: randomUUID(), events: [pageview()] })).body.state;
 
-    for (const state of [flipped, resigned, entries, version, otherOrgState, otherUserState, withInternal('x'), withInternal(null), 'x']) {
+    const refused = [flippedAt(0), flippedAt(11), flippedAt(12), flippedAt(Math.floor(sealed.length / 2)), flippedAt(sealed.length - 1)];
+    refused.push(truncated, short, version, otherOrgState, otherUserState, withInternal('x'), withInternal(null), withInternal({ v: 2 }));
+    for (const state of [...refused, 'x']) {
       expectError(await call(STATELESS, { user_id: user, events: [pageview()], state }), 400, 1002);
     }
     // Sent with a key of another organization, the state is refused too.
@@ -239,6 +243,72 @@ describe('signed state (D23)', () => {
     const again = await call(STATELESS, { user_id: user, events: [], state: good });
     expect(again.status).toBe(200);
     expect(again.body.state.cohorts).toContain(String(codes.pageviews3));
+  });
+});
+
+describe('internal_state reveals nothing (D42)', () => {
+  it('carries no cohort code or entry time, readable or decoded, not even of cohorts the key cannot see', async () => {
+    const user = randomUUID();
+    // The root's key does not see the child workspace's cohort the user is also in (D9).
+    const answer = await call(STATELESS, { user_id: user, events: [pageview(), pageview(), pageview()] });
+    expect(answer.status).toBe(200);
+    const { internal_state: internal, cohorts, external_state: external } = answer.body.state;
+    expect(cohorts).toEqual([String(codes.pageviews3)]);
+    expect(Object.keys(internal).sort()).toEqual(['c', 'v']);
+    expect(internal.v).toBe(2);
+    const entered = String(Date.parse(external[String(codes.pageviews3)].entered_at));
+    const sealed = Buffer.from(internal.c, 'base64');
+    const readings = [JSON.stringify(internal), sealed.toString('latin1'), sealed.toString('utf8'), sealed.toString('hex')];
+    for (const text of readings) {
+      for (const code of [codes.pageviews3, codes.childPageview]) {
+        for (const shape of [`"${code}":`, `[${code},`]) expect(text).not.toContain(shape);
+      }
+      expect(text).not.toContain(entered);
+    }
+    // A random 96-bit IV per state: the same state sealed twice differs.
+    const resealed = (await call(STATELESS, { user_id: user, events: [], state: answer.body.state })).body.state.internal_state;
+    expect(resealed.c).not.toBe(internal.c);
+    expect(Buffer.from(resealed.c, 'base64').subarray(0, 12).equals(sealed.subarray(0, 12))).toBe(false);
+  });
+
+  it('round trips across a restart of the service: the key is kept per organization, not per process', async () => {
+    const { startTestService } = await import('../support/service.js');
+    let service = await startTestService();
+    try {
+      const cohort = await service.json<{ code: number }>('POST', '/cohorts-api/v2/cohorts', {
+        body: { name: '3 pageviews', query: { event: 'Pageview', frequency: { greater_than_or_equal_to: 3 } } },
+      });
+      expect(cohort.status).toBe(201);
+      const stateless = (state: unknown, events: unknown[]) =>
+        service.json<any>('POST', STATELESS, { key: service.keys.public_key, body: { user_id: user, events, ...(state === undefined ? {} : { state }) } });
+      const user = randomUUID();
+      const before = await stateless(undefined, [pageview(), pageview()]);
+      expect(before.body.state.cohorts).toEqual([]);
+      service = await service.restart();
+      const after = await stateless(before.body.state, [pageview()]);
+      expect(after.status).toBe(200);
+      // The third Pageview counts the two the state carried: it was decrypted with the same key after the restart.
+      expect(after.body.state.cohorts).toEqual([String(cohort.body.code)]);
+    } finally {
+      await service.close();
+    }
+  });
+
+  it('still reads a version-1 (D23, HMAC-signed) state handed out before, and refuses a modified one', async () => {
+    const { createHmac } = await import('node:crypto');
+    const { encodeState, newUserState } = await import('../../engine/index.js');
+    const user = randomUUID();
+    expect((await call(STATELESS, { user_id: user, events: [] })).status).toBe(200); // the secret exists from here on
+    const secret = Buffer.from((await h.store.get(stateSecretKey(keys.org))) as string, 'hex');
+    const bytes = Buffer.from(encodeState(newUserState()));
+    const hmac = createHmac('sha256', secret);
+    for (const part of ['audience-state:1', keys.org, user, '[]']) hmac.update(`${Buffer.byteLength(part)}:`).update(part);
+    const v1 = { v: 1, s: bytes.toString('base64'), e: {}, sig: hmac.update(bytes).digest('hex') };
+    const accepted = await call(STATELESS, { user_id: user, events: [pageview()], state: { internal_state: v1 } });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body.state.internal_state.v).toBe(2);
+    const forged = { ...v1, sig: (v1.sig[0] === '0' ? '1' : '0') + v1.sig.slice(1) };
+    expectError(await call(STATELESS, { user_id: user, events: [], state: { internal_state: forged } }), 400, 1002);
   });
 });
 

@@ -9,11 +9,14 @@
 //   keys, time with an offset and at most 5 minutes ahead of the server clock), because they are published to the
 //   same ingestion; a problem is 400 1002 naming `events[i].<field>`. Unknown event fields are ignored (an event
 //   `id` too: every published event gets a fresh id).
-// - `state.internal_state` is `{v: 1, s, e, sig}`: `s` the base64 engine state, `e` the entry time (epoch ms) of
-//   each cohort the user is in, `sig` a hex HMAC-SHA256 over (v, organization, user, e, the engine bytes) with a
-//   per-organization 32-byte secret (`m!state-secret!{org}`). A state sent back for another user, another
-//   organization, modified in any way, or not an object is 400 1002. `state.external_state` and `state.cohorts`
-//   sent back are ignored (only `internal_state` is read). A state whose cohorts were disabled or deleted since
+// - `state.internal_state` is `{v: 2, c}` (D42): `c` is base64 of a random 96-bit IV, the AES-256-GCM encryption of
+//   the entry time (epoch ms) of each cohort the user is in and the engine state, and the 16-byte tag; the
+//   additional data binds (v, organization, user). The per-organization key is HKDF-SHA256 of the organization's
+//   32-byte secret (`m!state-secret!{org}`, the HMAC secret of D23), so it survives restarts. Nothing in it is
+//   readable: not the codes of cohorts the key cannot see, nor entry times. A state sent back for another user,
+//   another organization, modified in any way (a flipped bit, truncated), or not an object is 400 1002. The
+//   version-1 states of D23 (`{v: 1, s, e, sig}`, HMAC) handed out before are still accepted; only v2 is written.
+//   `state.external_state` and `state.cohorts` sent back are ignored (only `internal_state` is read). A state whose cohorts were disabled or deleted since
 //   just loses those memberships; a cohort created since starts from the events of this call on (no history).
 // - `external_state` is `{"<code>": {"entered_at": ISO}}` for each VISIBLE cohort the user is in: when the user
 //   (last) entered it, i.e. the effective time (E1) of the event that caused the entry.

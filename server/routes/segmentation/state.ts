@@ -1,27 +1,29 @@
-// The signed stateless-segmentation state (D23): `internal_state` = {v, s, e, sig}, an HMAC-SHA256 over the format
-// version, organization, user, entry times and engine-state bytes with a per-organization secret kept in the store.
+// The stateless-segmentation state (D23, D42): `internal_state` = {v: 2, c}, where `c` is base64 of
+// IV (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes). The plaintext is the entry times by cohort code and
+// the engine-state bytes; the additional authenticated data binds the format version, organization and user. The
+// 256-bit key of an organization is derived with HKDF-SHA256 from its 32-byte secret kept in the store (the HMAC
+// secret of D23, `m!state-secret!{org}`), so states survive restarts and another organization's key fails the tag.
+// Version-1 states (D23: `{v: 1, s, e, sig}`, HMAC-SHA256) handed out before are still read, never written.
 
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { badBody } from '../../errors.js';
 import { key } from '../../store/layout.js';
 import type { Store } from '../../store/contract.js';
 import { decodeState, encodeState, type UserState } from '../../../engine/index.js';
 
-/** Version of the `internal_state` envelope (not of the engine's encoding, which the bytes carry themselves). */
-export const INTERNAL_STATE_VERSION = 1;
+/** Version of the `internal_state` envelope written (not of the engine's encoding, which the bytes carry themselves). */
+export const INTERNAL_STATE_VERSION = 2;
+/** The signed, readable envelope of D23, still accepted when sent back. */
+const SIGNED_STATE_VERSION = 1;
 
 /** Where an organization's secret lives (server/store/layout.ts, meta). */
 export const stateSecretKey = (org: string): string => key('m', 'state-secret', org);
 
-/** What `state.internal_state` holds on the wire. */
+/** What `state.internal_state` holds on the wire: nothing readable (D42). */
 export interface InternalState {
   readonly v: number;
-  /** Base64 of the engine's encodeState bytes. */
-  readonly s: string;
-  /** Entry time (epoch ms) by cohort code, for each cohort the user is in (feeds `external_state`). */
-  readonly e: Readonly<Record<string, number>>;
-  /** Hex HMAC-SHA256. */
-  readonly sig: string;
+  /** Base64 of IV || AES-256-GCM ciphertext || tag. */
+  readonly c: string;
 }
 
 /** A verified prior state: the engine state and when the user entered each cohort it is in. */
@@ -34,26 +36,71 @@ const invalid = (why: string) => badBody(`state.internal_state: the state is inv
 
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const HEX_SIG = /^[0-9a-f]{64}$/;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const HKDF_INFO = 'audience internal_state AES-256-GCM v2';
+
+/** Length-prefixed parts, so that no two different (org, user) pairs give the same bytes. */
+function framed(parts: readonly string[]): Buffer {
+  return Buffer.from(parts.map((part) => `${Buffer.byteLength(part)}:${part}`).join(''));
+}
+
+/** Entries as plaintext: `[[code, time], ...]` in ascending code order. */
+function entriesJson(entries: ReadonlyMap<number, number>): string {
+  return JSON.stringify([...entries].sort((a, b) => a[0] - b[0]));
+}
 
 export class StateSigner {
   /** Secrets by organization; a failed load is forgotten so that the next call retries. */
   private readonly secrets = new Map<string, Promise<Buffer>>();
+  /** Derived AES keys by organization (D42). */
+  private readonly keys = new Map<string, Promise<Buffer>>();
 
   constructor(private readonly store: Store) {}
 
   async seal(org: string, user: string, state: UserState, entries: ReadonlyMap<number, number>): Promise<InternalState> {
-    const bytes = encodeState(state);
-    const e: Record<string, number> = {};
-    for (const [code, time] of [...entries].sort((a, b) => a[0] - b[0])) e[String(code)] = time;
-    const sig = this.sign(await this.secret(org), org, user, e, bytes);
-    return { v: INTERNAL_STATE_VERSION, s: Buffer.from(bytes).toString('base64'), e, sig };
+    const json = Buffer.from(entriesJson(entries));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(json.length);
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', await this.stateKey(org), iv);
+    cipher.setAAD(framed([`audience-state:${INTERNAL_STATE_VERSION}`, org, user]));
+    const sealed = Buffer.concat([iv, cipher.update(length), cipher.update(json), cipher.update(encodeState(state)), cipher.final(), cipher.getAuthTag()]);
+    return { v: INTERNAL_STATE_VERSION, c: sealed.toString('base64') };
   }
 
-  /** Verifies and decodes a state sent back; anything modified, foreign or malformed is 400 1002 (D23). */
+  /** Authenticates and decodes a state sent back; anything modified, foreign or malformed is 400 1002 (D23, D42). */
   async open(org: string, user: string, raw: unknown): Promise<OpenedState> {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid('not an object');
-    const { v, s, e, sig } = raw as Record<string, unknown>;
-    if (v !== INTERNAL_STATE_VERSION) throw invalid('unknown version');
+    const record = raw as Record<string, unknown>;
+    if (record['v'] === SIGNED_STATE_VERSION) return this.openSigned(org, user, record);
+    if (record['v'] !== INTERNAL_STATE_VERSION) throw invalid('unknown version');
+    const c = record['c'];
+    if (typeof c !== 'string' || !BASE64.test(c) || c.length % 4 !== 0) throw invalid('bad encoding');
+    const sealed = Buffer.from(c, 'base64');
+    if (sealed.length < IV_BYTES + TAG_BYTES + 4) throw invalid('too short');
+    let plain: Buffer;
+    try {
+      const decipher = createDecipheriv('aes-256-gcm', await this.stateKey(org), sealed.subarray(0, IV_BYTES));
+      decipher.setAAD(framed([`audience-state:${INTERNAL_STATE_VERSION}`, org, user]));
+      decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+      plain = Buffer.concat([decipher.update(sealed.subarray(IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+    } catch {
+      throw invalid('authentication failed');
+    }
+    // Authenticated: written by this service for this organization and user; a failure below is a format change.
+    try {
+      const length = plain.readUInt32BE(0);
+      const pairs = JSON.parse(plain.subarray(4, 4 + length).toString('utf8')) as [number, number][];
+      return { state: decodeState(new Uint8Array(plain.subarray(4 + length))), entries: new Map(pairs) };
+    } catch {
+      throw invalid('unreadable engine state');
+    }
+  }
+
+  /** D23 (version 1): `{v, s, e, sig}` verified with the organization's HMAC secret. */
+  private async openSigned(org: string, user: string, record: Record<string, unknown>): Promise<OpenedState> {
+    const { s, e, sig } = record;
     if (typeof s !== 'string' || !BASE64.test(s) || s.length % 4 !== 0) throw invalid('bad encoding');
     if (typeof sig !== 'string' || !HEX_SIG.test(sig)) throw invalid('bad signature');
     if (typeof e !== 'object' || e === null || Array.isArray(e)) throw invalid('bad entries');
@@ -73,7 +120,18 @@ export class StateSigner {
     }
   }
 
-  /** The organization's secret: 32 random bytes created on first use, persisted (sync) before it signs anything. */
+  /** D42: the organization's 256-bit AES key, HKDF-SHA256 of its stored secret (salt: the organization id). */
+  private stateKey(org: string): Promise<Buffer> {
+    let derived = this.keys.get(org);
+    if (derived === undefined) {
+      derived = this.secret(org).then((secret) => Buffer.from(hkdfSync('sha256', secret, org, HKDF_INFO, 32)));
+      this.keys.set(org, derived);
+      derived.catch(() => this.keys.delete(org));
+    }
+    return derived;
+  }
+
+  /** The organization's secret: 32 random bytes created on first use, persisted (sync) before any state uses it. */
   private secret(org: string): Promise<Buffer> {
     let secret = this.secrets.get(org);
     if (secret === undefined) {
@@ -92,7 +150,7 @@ export class StateSigner {
     return fresh;
   }
 
-  /** Canonical input: length-prefixed text fields, then the raw bytes; entries in ascending code order. */
+  /** D23 (version 1) signature. Canonical input: length-prefixed text fields, then the raw bytes; entries in ascending code order. */
   private sign(secret: Buffer, org: string, user: string, entries: Readonly<Record<string, number>>, bytes: Uint8Array): string {
     const canonical = JSON.stringify(
       Object.keys(entries)
@@ -101,7 +159,7 @@ export class StateSigner {
         .map((code) => [code, entries[String(code)]]),
     );
     const hmac = createHmac('sha256', secret);
-    for (const part of [`audience-state:${INTERNAL_STATE_VERSION}`, org, user, canonical]) {
+    for (const part of [`audience-state:${SIGNED_STATE_VERSION}`, org, user, canonical]) {
       hmac.update(`${Buffer.byteLength(part)}:`).update(part);
     }
     return hmac.update(bytes).digest('hex');
