@@ -37,6 +37,10 @@ export interface ServiceLimits {
   readonly maxSchemaPaths?: number;
   /** Bytes the ingest pipeline's cache of users' states may hold (default 256 MiB). */
   readonly stateCacheBytes?: number;
+  /** Distinct event names per organization (default 10,000). */
+  readonly maxEventNames?: number;
+  /** Bytes the cache of event schemas may hold (default 64 MiB). */
+  readonly schemaCacheBytes?: number;
 }
 
 export interface ServicesOptions {
@@ -67,7 +71,11 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
   const tenancy = await Tenancy.open(store);
   const cohorts = await CohortRegistry.open(store, tenancy);
   const identity = new Identity(store, { newId });
-  const schemas = new SchemaRegistry(store, { maxPaths: options.limits?.maxSchemaPaths });
+  const schemas = new SchemaRegistry(store, {
+    maxPaths: options.limits?.maxSchemaPaths,
+    maxEventNames: options.limits?.maxEventNames,
+    cacheBytes: options.limits?.schemaCacheBytes,
+  });
   // Imports is opened before the pipeline it notifies: deleting a segment re-evaluates its former members (D27).
   let pipeline: IngestPipeline | undefined;
   const imports = Imports.open(store, {

@@ -21,6 +21,8 @@ interface ServeOptions {
   offlineEvery: string;
   maxSchemaPaths: string;
   stateCacheBytes: string;
+  maxEventNames: string;
+  schemaCacheBytes: string;
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -40,6 +42,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60')
     .option('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000')
     .option('--state-cache-bytes <bytes>', "memory for users' cached engine states; least recently used ones are evicted (D40)", String(256 * 1024 * 1024))
+    .option('--max-event-names <n>', 'distinct event names per organization (D40)', '10000')
+    .option('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
@@ -65,6 +69,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         limits: {
           maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
           stateCacheBytes: parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
+          maxEventNames: parseInteger(options.maxEventNames, '--max-event-names', 1, 100_000_000),
+          schemaCacheBytes: parseInteger(options.schemaCacheBytes, '--schema-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
         },
       });
       // Handlers go in before the announcement: whoever reads "listening on" may signal at once.

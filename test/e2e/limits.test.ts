@@ -74,3 +74,25 @@ describe('property paths (D40, default limit 1,000)', () => {
     expect(good.map((answer) => answer.status)).toEqual(users.map(() => 200));
   });
 });
+
+describe('event names per organization (D40, configured to 3 here)', () => {
+  it('the 4th new name is 400 1002 naming the limit; known names are still accepted, also after a restart', async () => {
+    let capped = await startTestService({ limits: { maxEventNames: 3, schemaCacheBytes: 1 } });
+    try {
+      const send = (name: string) =>
+        capped.json<ErrorBody>('POST', '/v2.0/events', { key: capped.keys.public_key, body: { user_id: randomUUID(), name, properties: { n: 1 } } });
+      for (const name of ['One', 'Two', 'Three']) expect((await send(name)).status).toBe(200);
+      const refused = await send('Four');
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.code).toBe(1002);
+      expect(refused.body.error.cause).toBe('name: the organization already has 3 event names, the limit (max event names)');
+      expect((await send('One')).status).toBe(200);
+
+      capped = await capped.restart();
+      expect((await send('Four')).status).toBe(400);
+      for (const name of ['One', 'Two', 'Three']) expect((await send(name)).status).toBe(200);
+    } finally {
+      await capped.close();
+    }
+  });
+});

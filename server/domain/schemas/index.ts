@@ -4,4 +4,4 @@
 export type { EventSchema, FieldType, SchemaCheck, TypeName } from './check.js';
 export { checkAgainstSchema, countPaths, typeNameOf } from './check.js';
 export type { NamedProperties, SchemaLimits } from './registry.js';
-export { DEFAULT_MAX_SCHEMA_PATHS, SchemaRegistry, schemaKey } from './registry.js';
+export { DEFAULT_MAX_EVENT_NAMES, DEFAULT_MAX_SCHEMA_PATHS, DEFAULT_SCHEMA_CACHE_BYTES, SchemaRegistry, schemaKey } from './registry.js';

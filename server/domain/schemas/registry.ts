@@ -2,17 +2,101 @@
 // persisted through batch operations that the caller commits together with the event.
 
 import type { BatchOp, Store } from '../../store/contract.js';
-import { key, keyPart } from '../../store/layout.js';
+import { prefixEnd } from '../../store/contract.js';
+import { key, keyPart, scanPrefix } from '../../store/layout.js';
 import { badBody, schemaMismatch } from '../../errors.js';
-import type { EventSchema, SchemaCheck } from './check.js';
+import type { EventSchema, FieldType, SchemaCheck } from './check.js';
 import { checkAgainstSchema, countPaths } from './check.js';
 
 /** D40: property paths allowed in one event schema and in one event (`serve --max-schema-paths`). */
 export const DEFAULT_MAX_SCHEMA_PATHS = 1000;
 
+/** D40: distinct event names (schemas) one organization may have (`serve --max-event-names`). */
+export const DEFAULT_MAX_EVENT_NAMES = 10_000;
+/** D40: bytes the cached schemas may hold (`serve --schema-cache-bytes`). */
+export const DEFAULT_SCHEMA_CACHE_BYTES = 64 * 1024 * 1024;
+
 export interface SchemaLimits {
   /** Property paths allowed in one event schema and in one event (default 1,000, D40). */
-  readonly maxPaths?: number;
+  readonly maxPaths?: number | undefined;
+  /** Distinct event names per organization (default 10,000, D40). */
+  readonly maxEventNames?: number | undefined;
+  /** Bytes the cache of schemas may hold (default 64 MiB, D40); least recently used ones are evicted. */
+  readonly cacheBytes?: number | undefined;
+}
+
+/** An estimate of the memory a cached schema holds: its key, and each property's name and type object. */
+export function schemaBytes(storeKey: string, schema: EventSchema | null): number {
+  let bytes = 96 + storeKey.length * 2;
+  const pending: Readonly<Record<string, FieldType>>[] = schema === null ? [] : [schema.properties];
+  for (let props = pending.pop(); props !== undefined; props = pending.pop()) {
+    bytes += 64;
+    for (const name in props) {
+      if (!Object.hasOwn(props, name)) continue;
+      bytes += 96 + name.length * 2;
+      let field = props[name] as FieldType;
+      while (field.type === 'list' && field.items !== undefined) {
+        bytes += 48;
+        field = field.items;
+      }
+      if (field.type === 'object') pending.push(field.properties);
+    }
+  }
+  return bytes;
+}
+
+/**
+ * A least-recently-used map bounded in bytes. The entry just set is kept even when it alone exceeds the bound (a
+ * schema is at most `maxPaths` paths, far below any sensible bound), so a check always sees the schema it just grew.
+ */
+export class ByteLru<V> {
+  private readonly entries = new Map<string, { value: V; bytes: number }>();
+  private total = 0;
+
+  constructor(
+    private readonly maxBytes: number,
+    private readonly sizeOf: (key: string, value: V) => number,
+  ) {}
+
+  get bytes(): number {
+    return this.total;
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** The value, now the most recently used; undefined when absent. */
+  get(key: string): V | undefined {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return undefined;
+    this.entries.delete(key);
+    this.entries.set(key, entry);
+    return entry.value;
+  }
+
+  set(key: string, value: V): void {
+    this.delete(key);
+    const bytes = this.sizeOf(key, value);
+    this.entries.set(key, { value, bytes });
+    this.total += bytes;
+    while (this.total > this.maxBytes && this.entries.size > 1) {
+      const oldest = this.entries.keys().next();
+      if (oldest.done === true) break;
+      this.delete(oldest.value);
+    }
+  }
+
+  delete(key: string): void {
+    const entry = this.entries.get(key);
+    if (entry === undefined) return;
+    this.entries.delete(key);
+    this.total -= entry.bytes;
+  }
 }
 
 export const schemaKey = (org: string, eventName: string): string => key('sc', org, keyPart(eventName));
@@ -28,38 +112,59 @@ function mismatchError(result: Extract<SchemaCheck, { ok: false }>, prefix = '')
 }
 
 /**
- * One per store and process. The check itself is synchronous on the in-memory map (after the schema is loaded), so
- * concurrent first events of a name cannot both define it: the first defines, the next is checked against it.
+ * One per store and process. The check itself is synchronous on the in-memory cache (after the schema is loaded),
+ * so concurrent first events of a name cannot both define it: the first defines, the next is checked against it.
  * Growth is cached at once, before the caller commits it: a caller whose batch fails calls `invalidate`. Commits
  * of growth in different batches may land out of order, leaving an older (smaller) schema stored; a restart then
- * re-grows it from later events.
+ * re-grows it from later events. The cache is bounded in bytes (D40): an evicted schema is read again when needed.
+ * The names of each organization (D40 cap) are counted once from the stored schemas, then kept in memory (at most
+ * `maxEventNames` per organization); a name whose first commit failed stays counted until a restart.
  */
 export class SchemaRegistry {
   /** `sc!` key -> schema, or null when the name has none yet. */
-  private readonly schemas = new Map<string, EventSchema | null>();
-  private readonly loading = new Map<string, Promise<void>>();
+  private readonly schemas: ByteLru<EventSchema | null>;
+  private readonly loading = new Map<string, Promise<EventSchema | null>>();
+  /** Organization -> the `sc!` keys of its names that have a schema (stored, or grown and being committed). */
+  private readonly names = new Map<string, Set<string>>();
+  private readonly namesLoading = new Map<string, Promise<void>>();
   private readonly maxPaths: number;
+  private readonly maxEventNames: number;
 
   constructor(
     private readonly store: Store,
     limits: SchemaLimits = {},
   ) {
     this.maxPaths = limits.maxPaths ?? DEFAULT_MAX_SCHEMA_PATHS;
+    this.maxEventNames = limits.maxEventNames ?? DEFAULT_MAX_EVENT_NAMES;
+    this.schemas = new ByteLru(limits.cacheBytes ?? DEFAULT_SCHEMA_CACHE_BYTES, schemaBytes);
+  }
+
+  /** Bytes the cached schemas hold (schemaBytes of each). */
+  get cachedBytes(): number {
+    return this.schemas.bytes;
   }
 
   /**
    * Checks an event's properties against the schema of its name (D30). A mismatch throws ServiceError 1007 whose
-   * detail is `properties.a.b: expected number, got string`; otherwise returns the operations that persist the
-   * schema's growth (none when it did not grow), for the caller to commit in the event's batch.
+   * detail is `properties.a.b: expected number, got string`; a new name beyond the organization's cap, or more
+   * property paths than allowed, throws 1002 or 1007 naming the limit (D40); otherwise returns the operations that
+   * persist the schema's growth (none when it did not grow), for the caller to commit in the event's batch.
    */
   async check(org: string, name: string, properties: Readonly<Record<string, unknown>>): Promise<BatchOp[]> {
     const storeKey = schemaKey(org, name);
-    while (!this.schemas.has(storeKey)) await this.load(storeKey);
-    // From here to the return nothing awaits: the map cannot change under the check.
-    const result = checkAgainstSchema(this.schemas.get(storeKey) ?? undefined, properties);
+    await this.loadNames(org);
+    const loaded = await this.load(storeKey);
+    // From here to the return nothing awaits: the cache cannot change under the check.
+    const current = this.current(storeKey, loaded);
+    const result = checkAgainstSchema(current ?? undefined, properties);
     if (!result.ok) throw mismatchError(result);
     if (!result.changed) return [];
     this.enforcePaths(name, properties, result.schema);
+    const names = this.namesOf(org);
+    if (!names.has(storeKey)) {
+      this.enforceNames(names.size + 1);
+      names.add(storeKey);
+    }
     this.schemas.set(storeKey, result.schema);
     return [{ type: 'put', key: storeKey, value: result.schema }];
   }
@@ -69,16 +174,25 @@ export class SchemaRegistry {
    * against the stored schemas grown by the events before it in the list. Throws 1007 naming `events[i].properties…`.
    */
   async verify(org: string, events: readonly NamedProperties[]): Promise<void> {
+    await this.loadNames(org);
     const local = new Map<string, EventSchema | undefined>();
+    const added = new Set<string>();
     for (const [index, event] of events.entries()) {
       const storeKey = schemaKey(org, event.name);
       if (!local.has(storeKey)) {
-        while (!this.schemas.has(storeKey)) await this.load(storeKey);
-        local.set(storeKey, this.schemas.get(storeKey) ?? undefined);
+        const loaded = await this.load(storeKey);
+        local.set(storeKey, this.current(storeKey, loaded) ?? undefined);
       }
       const result = checkAgainstSchema(local.get(storeKey), event.properties);
       if (!result.ok) throw mismatchError(result, `events[${index}].`);
-      if (result.changed) this.enforcePaths(event.name, event.properties, result.schema, `events[${index}].`);
+      if (result.changed) {
+        this.enforcePaths(event.name, event.properties, result.schema, `events[${index}].`);
+        const names = this.namesOf(org);
+        if (!names.has(storeKey) && !added.has(storeKey)) {
+          this.enforceNames(names.size + added.size + 1, `events[${index}].`);
+          added.add(storeKey);
+        }
+      }
       local.set(storeKey, result.schema);
     }
   }
@@ -86,8 +200,13 @@ export class SchemaRegistry {
   /** The current schema of an event name, or undefined when no event of that name was accepted yet. */
   async get(org: string, name: string): Promise<EventSchema | undefined> {
     const storeKey = schemaKey(org, name);
-    while (!this.schemas.has(storeKey)) await this.load(storeKey);
-    return this.schemas.get(storeKey) ?? undefined;
+    const loaded = await this.load(storeKey);
+    return this.current(storeKey, loaded) ?? undefined;
+  }
+
+  /** Forgets the cached schema of a name (after a failed commit of its growth): the next check reloads it. */
+  invalidate(org: string, name: string): void {
+    this.schemas.delete(schemaKey(org, name));
   }
 
   /**
@@ -108,24 +227,61 @@ export class SchemaRegistry {
     );
   }
 
-  /** Forgets the cached schema of a name (after a failed commit of its growth): the next check reloads it. */
-  invalidate(org: string, name: string): void {
-    this.schemas.delete(schemaKey(org, name));
+  /** D40: a new name is refused (400 1002) once the organization has `maxEventNames`; known names are not. */
+  private enforceNames(count: number, prefix = ''): void {
+    if (count <= this.maxEventNames) return;
+    throw badBody(`${prefix}name: the organization already has ${this.maxEventNames} event names, the limit (max event names)`);
   }
 
-  /** Loads a schema into the map; concurrent callers share the read, and a loaded entry is never replaced. Callers
-   * loop until the entry is present (an `invalidate` may drop it between the load and their continuation). */
-  private async load(storeKey: string): Promise<void> {
-    if (this.schemas.has(storeKey)) return;
-    let pending = this.loading.get(storeKey);
+  /** The cached schema when present (it may be newer than what was loaded), else the loaded one. */
+  private current(storeKey: string, loaded: EventSchema | null): EventSchema | null {
+    const cached = this.schemas.get(storeKey);
+    return cached === undefined ? loaded : cached;
+  }
+
+  private namesOf(org: string): Set<string> {
+    let names = this.names.get(org);
+    if (names === undefined) {
+      names = new Set();
+      this.names.set(org, names);
+    }
+    return names;
+  }
+
+  /** Counts the organization's stored names once (one scan of its `sc!` keys); concurrent callers share it. */
+  private async loadNames(org: string): Promise<void> {
+    if (this.names.has(org)) return;
+    let pending = this.namesLoading.get(org);
     if (pending === undefined) {
-      pending = this.store.get<EventSchema>(storeKey).then(
-        (stored) => {
-          if (!this.schemas.has(storeKey)) this.schemas.set(storeKey, stored ?? null);
-        },
-      ).finally(() => this.loading.delete(storeKey));
-      this.loading.set(storeKey, pending);
+      pending = (async () => {
+        const found = new Set<string>();
+        const prefix = scanPrefix('sc', org);
+        for await (const [storeKey] of this.store.iterate({ gte: prefix, lt: prefixEnd(prefix) })) found.add(storeKey);
+        const names = this.namesOf(org);
+        for (const storeKey of found) names.add(storeKey);
+      })().finally(() => this.namesLoading.delete(org));
+      this.namesLoading.set(org, pending);
     }
     await pending;
+  }
+
+  /** The schema, from the cache or read from the store (and cached); concurrent callers share the read. */
+  private async load(storeKey: string): Promise<EventSchema | null> {
+    const cached = this.schemas.get(storeKey);
+    if (cached !== undefined) return cached;
+    let pending = this.loading.get(storeKey);
+    if (pending === undefined) {
+      pending = this.store
+        .get<EventSchema>(storeKey)
+        .then((stored) => {
+          const value = stored ?? null;
+          // A check may have defined or grown it meanwhile: that newer entry stays.
+          if (!this.schemas.has(storeKey)) this.schemas.set(storeKey, value);
+          return this.schemas.get(storeKey) ?? value;
+        })
+        .finally(() => this.loading.delete(storeKey));
+      this.loading.set(storeKey, pending);
+    }
+    return pending;
   }
 }

@@ -6,7 +6,7 @@ import { ServiceError } from '../../errors.js';
 import { MemoryStore } from '../../store/memory.js';
 import type { EventSchema } from './check.js';
 import { checkAgainstSchema, countPaths } from './check.js';
-import { SchemaRegistry, schemaKey } from './registry.js';
+import { ByteLru, SchemaRegistry, schemaBytes, schemaKey } from './registry.js';
 
 const ORG = 'a0000000-0000-4000-8000-0000000000d1';
 const OTHER_ORG = 'a0000000-0000-4000-8000-0000000000d2';
@@ -272,5 +272,62 @@ describe('SchemaRegistry (D30)', () => {
   it('countPaths counts every named property at any depth, lists adding their items\' properties', () => {
     expect(countPaths(infer({}).properties)).toBe(0);
     expect(countPaths(infer({ a: 1, b: { c: { d: 'x' } }, l: [[{ e: 1, f: [] }]] }).properties)).toBe(7);
+  });
+
+  it('refuses a new event name past the organization\'s cap (400 1002 naming it), keeps accepting known names, also after a restart (D40)', async () => {
+    const store = new MemoryStore();
+    const registry = new SchemaRegistry(store, { maxEventNames: 3 });
+    for (const name of ['A', 'B', 'C']) await store.batch(await registry.check(ORG, name, { x: 1 }));
+    const refused = await mismatchOf(registry.check(ORG, 'D', { x: 1 }));
+    expect(refused.code).toBe(1002);
+    expect(refused.detail).toBe('name: the organization already has 3 event names, the limit (max event names)');
+    expect(await registry.check(ORG, 'A', { y: 'grows' })).toHaveLength(1);
+    expect(await registry.check(OTHER_ORG, 'D', { x: 1 })).toHaveLength(1);
+    const listed = await mismatchOf(registry.verify(ORG, [{ name: 'B', properties: {} }, { name: 'E', properties: {} }]));
+    expect(listed.detail).toBe('events[1].name: the organization already has 3 event names, the limit (max event names)');
+
+    const restarted = new SchemaRegistry(store, { maxEventNames: 3 });
+    expect((await mismatchOf(restarted.check(ORG, 'D', { x: 1 }))).code).toBe(1002);
+    expect(await restarted.check(ORG, 'C', { x: 2 })).toEqual([]);
+  });
+
+  it('concurrent first events of new names never pass the cap together', async () => {
+    const registry = new SchemaRegistry(new MemoryStore(), { maxEventNames: 2 });
+    const outcomes = await Promise.allSettled(['P', 'Q', 'R', 'S'].map((name) => registry.check(ORG, name, { x: 1 })));
+    expect(outcomes.filter((outcome) => outcome.status === 'fulfilled')).toHaveLength(2);
+  });
+
+  it('holds no more schema bytes than its bound, and an evicted schema is read again and still enforced (D40)', async () => {
+    const store = new MemoryStore();
+    const one = schemaBytes(schemaKey(ORG, 'N0'), { properties: { a: { type: 'number' }, b: { type: 'string' } } });
+    const bound = one * 3;
+    const registry = new SchemaRegistry(store, { cacheBytes: bound });
+    for (let i = 0; i < 40; i++) {
+      await store.batch(await registry.check(ORG, `N${i % 10}`, { a: i, b: 'x' }));
+      expect(registry.cachedBytes).toBeLessThanOrEqual(bound);
+    }
+    // N0 was evicted long ago: it is read again from the store and enforced as before.
+    const error = await mismatchOf(registry.check(ORG, 'N0', { a: 'not a number' }));
+    expect(error.detail).toBe('properties.a: expected number, got string');
+    expect(await registry.get(ORG, 'N0')).toEqual({ properties: { a: { type: 'number' }, b: { type: 'string' } } });
+  });
+});
+
+describe('ByteLru', () => {
+  it('evicts the least recently used entries once past its byte bound; reading an entry makes it the newest', () => {
+    const lru = new ByteLru<string>(30, (_key, value) => value.length);
+    lru.set('a', 'x'.repeat(10));
+    lru.set('b', 'x'.repeat(10));
+    lru.set('c', 'x'.repeat(10));
+    expect(lru.get('a')).toBe('x'.repeat(10));
+    lru.set('d', 'x'.repeat(10));
+    expect(lru.has('b')).toBe(false);
+    expect(['a', 'c', 'd'].every((key) => lru.has(key))).toBe(true);
+    expect(lru.bytes).toBe(30);
+    lru.set('a', 'x'.repeat(25));
+    expect(lru.bytes).toBeLessThanOrEqual(30);
+    expect(lru.has('a')).toBe(true);
+    lru.delete('a');
+    expect(lru.bytes).toBe(0);
   });
 });
