@@ -96,3 +96,33 @@ describe('event names per organization (D40, configured to 3 here)', () => {
     }
   });
 });
+
+describe('users\' state cache bounded in bytes (D40, configured to 1 byte here)', () => {
+  it('every state is evicted after its tick, and the cohort still counts exactly the users with two pageviews', async () => {
+    const tiny = await startTestService({ limits: { stateCacheBytes: 1 } });
+    try {
+      const created = await tiny.json<{ id: string }>('POST', '/cohorts-api/v2/cohorts', {
+        body: { name: 'Two pageviews', query: { event: 'Pageview', frequency: { greater_than_or_equal_to: 2 } } },
+      });
+      expect(created.status).toBe(201);
+      const size = async () =>
+        (await tiny.json<{ live_audience_size: number }>('GET', `/cohorts-api/v2/cohorts/${created.body.id}`)).body.live_audience_size;
+      const users = Array.from({ length: 6 }, () => randomUUID());
+      const send = async (user: string, name: string) => {
+        const answer = await tiny.json('POST', '/v2.0/events', { key: tiny.keys.public_key, body: { user_id: user, name } });
+        expect(answer.status).toBe(200);
+      };
+      for (const user of users) await send(user, 'Pageview');
+      expect(await size()).toBe(0);
+      // Users 0..3 view again, 4 and 5 click: each state was evicted and is loaded again from the store.
+      for (const [i, user] of users.entries()) await send(user, i < 4 ? 'Pageview' : 'Click');
+      expect(await size()).toBe(4);
+      for (const user of users.slice(4)) await send(user, 'Pageview');
+      expect(await size()).toBe(6);
+      const cache = (tiny.running.services.pipeline as unknown as { cache: { size: number } }).cache;
+      expect(cache.size).toBe(1);
+    } finally {
+      await tiny.close();
+    }
+  });
+});
