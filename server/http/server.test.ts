@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ServiceError, badBody, notFound, unknownUser } from '../errors.js';
 import { deferred, send, startServer, UUID_V4, type RunningServer } from './test-server.js';
+import { DRAIN_BYTES } from './server.js';
 import type { Reply, RequestContext } from './types.js';
 
 const LIMIT = 4096;
@@ -209,13 +212,76 @@ describe('bodies', () => {
     expect(errorOf(res.json)).toMatchObject({ status_code: 413, code: 1002 });
   });
 
-  it('answers a body far over the limit with 413 code 1002 without reading it all (D2)', async () => {
+  it('answers a body far over the limit with 413 code 1002 without buffering it (D2)', async () => {
     const huge = Buffer.alloc(8 * 1024 * 1024, 0x61);
     for (const body of [huge, [huge.subarray(0, 4 * 1024 * 1024), huge.subarray(4 * 1024 * 1024)]]) {
       const res = await send(running.port, '/cohorts-api/v2/cohorts', { method: 'POST', body });
       expect(res.status).toBe(413);
       expect(errorOf(res.json)['code']).toBe(1002);
     }
+  });
+
+  /**
+   * Node's global fetch in a child process (in-process, the client shares the server's event loop and the race does
+   * not show): `count` POSTs of `size` bytes, each reported as {status, requestId, body} or {error}.
+   */
+  async function fetchFromChild(size: number, count: number, streamed: boolean): Promise<Array<Record<string, unknown>>> {
+    const script = `
+      const [url, size, count, streamed] = process.argv.slice(1);
+      const piece = new Uint8Array(64 * 1024).fill(0x61);
+      const results = [];
+      for (let i = 0; i < Number(count); i++) {
+        let body = new Uint8Array(Number(size)).fill(0x61);
+        if (streamed === 'true') {
+          let sent = 0;
+          body = new ReadableStream({ pull(c) { if (sent >= Number(size)) c.close(); else { sent += piece.length; c.enqueue(piece); } } });
+        }
+        try {
+          const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body, duplex: 'half' });
+          results.push({ status: res.status, requestId: res.headers.get('x-request-id'), body: await res.json() });
+        } catch (error) {
+          results.push({ error: String(error.cause?.code ?? error.cause ?? error) });
+        }
+      }
+      process.stdout.write(JSON.stringify(results));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script, `${running.url}/cohorts-api/v2/cohorts`, String(size), String(count), String(streamed)], { maxBuffer: 1 << 24 });
+    return JSON.parse(stdout) as Array<Record<string, unknown>>;
+  }
+
+  it('lets fetch clients still sending a 2 MiB or an 8 MiB body read the 413 envelope, 20 times in a row each (D44)', async () => {
+    for (const size of [2 * 1024 * 1024, 8 * 1024 * 1024]) {
+      const results = await fetchFromChild(size, 20, false);
+      expect(results).toHaveLength(20);
+      for (const result of results) {
+        expect(result).toEqual({ status: 413, requestId: expect.stringMatching(UUID_V4), body: { request_id: result['requestId'], error: expect.objectContaining({ status_code: 413, code: 1002 }) } });
+      }
+    }
+  }, 60_000);
+
+  it('lets a fetch client streaming an 8 MiB body without Content-Length read the 413 envelope, 20 times (D44)', async () => {
+    const results = await fetchFromChild(8 * 1024 * 1024, 20, true);
+    expect(results).toHaveLength(20);
+    for (const result of results) expect(result).toMatchObject({ status: 413, body: { error: { status_code: 413, code: 1002 } } });
+  }, 60_000);
+
+  it('answers at once, without waiting for the body, when the declared Content-Length is past what is drained (D2)', async () => {
+    const { connect } = await import('node:net');
+    const declared = LIMIT + DRAIN_BYTES + 1;
+    const answer = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const socket = connect({ host: '127.0.0.1', port: running.port });
+      socket.on('error', reject);
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('latin1');
+        if (text.includes('\r\n\r\n') && text.endsWith('}')) {
+          socket.destroy();
+          resolve(text);
+        }
+      });
+      socket.on('connect', () => socket.write(`POST /cohorts-api/v2/cohorts HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n`));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer).toMatch(/\r\nX-Request-Id: [0-9a-f-]{36}\r\n/i);
   });
 
   it('answers an over-limit chunked body (no Content-Length) with 413 code 1002 (D2)', async () => {

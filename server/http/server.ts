@@ -18,6 +18,15 @@ import type { Area, HttpServer, HttpServerOptions, ListenResult, Reply } from '.
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
+/**
+ * D44: after a body passes the limit, the rest is read and discarded (up to this many bytes beyond the limit, for at
+ * most DRAIN_MS) before the 413 is sent and the connection closed. Closing while the client is still sending makes
+ * the kernel reset the connection, and a client such as fetch then sees EPIPE instead of the 413. Past either bound
+ * the 413 goes out at once (a client sending gigabytes is not read for ever).
+ */
+export const DRAIN_BYTES = 64 * 1024 * 1024;
+export const DRAIN_MS = 10_000;
+
 const HEALTHY: Reply = { status: 200, body: { status: 'ok' } };
 
 /** Refuses header names or values that would break the response (or smuggle headers into it). */
@@ -175,18 +184,40 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       return;
     }
     const { route, params } = match;
-    const declared = headers['content-length'];
-    if (declared !== undefined && Number(declared) > bodyLimit) {
+    const reader = new BodyReader(bodyLimit);
+    // D2 + D44: an over-limit body is not buffered; it is drained (counted, dropped) and then answered 413.
+    let received = 0;
+    let draining = false;
+    let drainTimer: NodeJS.Timeout | undefined;
+    const refuse = () => {
+      if (drainTimer !== undefined) clearTimeout(drainTimer);
       exchange.closeConnection = true;
       fail(exchange, route.area, bodyTooLarge(bodyLimit));
-      return;
+    };
+    const drain = () => {
+      draining = true;
+      drainTimer = setTimeout(refuse, DRAIN_MS);
+      drainTimer.unref();
+    };
+    const declared = headers['content-length'];
+    if (declared !== undefined && Number(declared) > bodyLimit) {
+      if (Number(declared) > bodyLimit + DRAIN_BYTES) {
+        refuse();
+        return;
+      }
+      drain();
     }
-    const reader = new BodyReader(bodyLimit);
     res.onData((chunk, isLast) => {
       if (exchange.replied || exchange.aborted) return;
+      if (draining) {
+        received += chunk.byteLength;
+        if (isLast || received > bodyLimit + DRAIN_BYTES) refuse();
+        return;
+      }
+      received += chunk.byteLength;
       if (!reader.push(chunk)) {
-        exchange.closeConnection = true;
-        fail(exchange, route.area, bodyTooLarge(bodyLimit));
+        if (isLast) refuse();
+        else drain();
         return;
       }
       if (isLast) dispatch(exchange, route, params, method, path, rawQuery, headers, peer, reader.body());
