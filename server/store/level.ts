@@ -1,6 +1,9 @@
 // The LevelDB Store: classic-level with utf8 keys and msgpackr-packed values (stored as byte views).
 // Opening a directory another process or instance holds fails with StoreLockedError.
+// A failed write (a full disk) leaves LevelDB unusable for writes until it is reopened: a sticky background error,
+// or a log with a torn record that later records must not follow. RecoveringStore reopens it by itself.
 
+import { statfs } from 'node:fs/promises';
 import { ClassicLevel } from 'classic-level';
 import { Packr } from 'msgpackr';
 import type { BatchOp, BatchOptions, RangeOptions, Store } from './contract.js';
@@ -20,8 +23,18 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 type Db = ClassicLevel<string, Uint8Array>;
 
-/** Opens (creating when missing) the LevelDB store in `dir`. */
-export async function openLevelStore(dir: string): Promise<Store> {
+export interface LevelStoreOptions {
+  /** Where the store reports failed writes and reopening; default silent. */
+  readonly log?: ((line: string) => void) | undefined;
+}
+
+/** Opens (creating when missing) the LevelDB store in `dir`; it reopens itself after a failed write (RecoveringStore). */
+export async function openLevelStore(dir: string, options: LevelStoreOptions = {}): Promise<Store> {
+  const open = () => openRawLevelStore(dir);
+  return new RecoveringStore(await open(), { open, hasRoom: () => hasRoom(dir), log: options.log });
+}
+
+async function openRawLevelStore(dir: string): Promise<Store> {
   const db: Db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
   try {
     await db.open();
@@ -30,6 +43,183 @@ export async function openLevelStore(dir: string): Promise<Store> {
     throw error;
   }
   return new LevelStore(db);
+}
+
+/** Reopening needs room: the recovered log becomes a table and a new manifest is written. */
+const ROOM_TO_REOPEN = 1024 * 1024;
+
+async function hasRoom(dir: string): Promise<boolean> {
+  try {
+    const fs = await statfs(dir);
+    const blocks = process.getuid?.() === 0 ? fs.bfree : fs.bavail;
+    return blocks * fs.bsize >= ROOM_TO_REOPEN;
+  } catch {
+    return true; // unknown: let the reopen itself find out
+  }
+}
+
+export interface RecoveringStoreOptions {
+  /** Opens the underlying store again (the same directory). */
+  readonly open: () => Promise<Store>;
+  /** Whether a reopen may succeed now (free space); while false, the failed store keeps serving reads. */
+  readonly hasRoom: () => Promise<boolean>;
+  readonly log?: ((line: string) => void) | undefined;
+}
+
+/**
+ * A Store that survives failed writes. After a batch fails, the underlying store is not written again: the batches
+ * that follow first close and reopen it (LevelDB replays its log and drops the torn record, so every acknowledged
+ * batch is there and the failed one is not), then write. While there is no room to reopen, they fail at once and the
+ * old store keeps serving reads. A failed reopen leaves no store open; the next operation tries again.
+ * Failures are logged once per burst: the first with its error, then the count when writes work again.
+ */
+export class RecoveringStore implements Store {
+  private current: Store | undefined;
+  private broken = false;
+  private recovering: Promise<Store> | undefined;
+  private closed = false;
+  private failures = 0;
+
+  constructor(
+    initial: Store,
+    private readonly options: RecoveringStoreOptions,
+  ) {
+    this.current = initial;
+  }
+
+  // A healthy store is called straight (no extra await per read, write or iterated entry: replays scan a lot).
+  get<T>(key: string): Promise<T | undefined> {
+    const store = this.healthy();
+    return store ? store.get<T>(key) : this.readable().then((s) => s.get<T>(key));
+  }
+
+  getMany<T>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    const store = this.healthy();
+    return store ? store.getMany<T>(keys) : this.readable().then((s) => s.getMany<T>(keys));
+  }
+
+  batch(ops: readonly BatchOp[], options?: BatchOptions): Promise<void> {
+    if (ops.length === 0) return Promise.resolve();
+    const store = this.healthy();
+    return store ? this.write(store, ops, options) : this.writable().then((s) => this.write(s, ops, options));
+  }
+
+  iterate<T>(range: RangeOptions): AsyncIterable<readonly [string, T]> {
+    const readable = () => this.readable();
+    return {
+      [Symbol.asyncIterator]() {
+        let inner: AsyncIterator<readonly [string, T]> | undefined;
+        const iterator: AsyncIterator<readonly [string, T]> = {
+          async next() {
+            if (inner === undefined) {
+              const started = (await readable()).iterate<T>(range)[Symbol.asyncIterator]();
+              inner = started;
+              iterator.next = () => started.next();
+            }
+            return inner.next();
+          },
+          async return(value?: unknown) {
+            if (inner?.return) return inner.return(value);
+            return { done: true, value: undefined };
+          },
+        };
+        return iterator;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.recovering) await this.recovering.catch(() => undefined);
+    const store = this.current;
+    this.current = undefined;
+    if (store) await store.close();
+  }
+
+  private async write(store: Store, ops: readonly BatchOp[], options: BatchOptions | undefined): Promise<void> {
+    try {
+      await store.batch(ops, options);
+    } catch (error) {
+      if (store === this.current) this.failed(error);
+      throw error;
+    }
+    if (this.failures > 0 && !this.broken) {
+      this.log(`store: writes work again (${this.failures - 1} more failure(s) of the same kind)`);
+      this.failures = 0;
+    }
+  }
+
+  private healthy(): Store | undefined {
+    return this.closed || this.broken || this.recovering !== undefined ? undefined : this.current;
+  }
+
+  private failed(error: unknown): void {
+    this.broken = true;
+    this.failures += 1;
+    if (this.failures === 1) this.log(`store: a write failed; writes reopen the store once there is room: ${describe(error)}`);
+  }
+
+  private async readable(): Promise<Store> {
+    if (this.closed) throw new Error('the store is closed');
+    // A recovery that finds no room leaves the old store serving reads.
+    if (this.recovering) await this.recovering.catch(() => undefined);
+    if (this.current) return this.current;
+    return this.recover();
+  }
+
+  private async writable(): Promise<Store> {
+    if (this.closed) throw new Error('the store is closed');
+    if (this.current && !this.broken && !this.recovering) return this.current;
+    return this.recover();
+  }
+
+  /** One reopen at a time; every caller meanwhile waits for it. */
+  private recover(): Promise<Store> {
+    this.recovering ??= (async () => {
+      try {
+        if (this.current) {
+          if (!(await this.options.hasRoom())) {
+            this.failures += 1;
+            throw new Error('the store cannot be written: no room on its disk');
+          }
+          const old = this.current;
+          this.current = undefined;
+          await old.close();
+        }
+        let store: Store;
+        try {
+          store = await this.options.open();
+        } catch (error) {
+          this.failures += 1;
+          throw error;
+        }
+        if (this.closed) {
+          await store.close();
+          throw new Error('the store is closed');
+        }
+        this.current = store;
+        this.broken = false;
+        this.log('store: reopened after a failed write');
+        return store;
+      } finally {
+        this.recovering = undefined;
+      }
+    })();
+    return this.recovering;
+  }
+
+  private log(line: string): void {
+    try {
+      this.options.log?.(line);
+    } catch {
+      // a failed log line is dropped
+    }
+  }
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
 }
 
 function isLockedError(error: unknown): boolean {
