@@ -2,6 +2,7 @@
 // bin.ts passes the process. Commands fail by throwing CliError with the exit code the contract names.
 
 import { readFile } from 'node:fs/promises';
+import { safeWriter } from '../server/log.js';
 
 export interface CliIo {
   stdout(text: string): void;
@@ -25,9 +26,10 @@ export class CliError extends Error {
 }
 
 export function processIo(): CliIo {
+  // A failed write (EPIPE, ENOSPC on a full disk) is dropped: it never ends the process.
   return {
-    stdout: (text) => process.stdout.write(text),
-    stderr: (text) => process.stderr.write(text),
+    stdout: safeWriter(process.stdout),
+    stderr: safeWriter(process.stderr),
     readFile: (path) => readFile(path, 'utf8'),
     readStdin: async () => {
       const chunks: Buffer[] = [];

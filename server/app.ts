@@ -4,6 +4,7 @@
 import { mkdir } from 'node:fs/promises';
 import { createHttpServer } from './http/index.js';
 import { openLevelStore } from './store/level.js';
+import { collapseRepeats } from './log.js';
 import { openServices, type Clock, type ServiceLimits, type Services } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCohortsRoutes } from './routes/cohorts.js';
@@ -43,14 +44,16 @@ export interface RunningService {
 
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   await mkdir(options.dataDir, { recursive: true });
-  const store = await openLevelStore(options.dataDir);
+  // A failure that repeats (every tick while the disk is full) is logged once per burst, with a count.
+  const log = options.log === undefined ? undefined : collapseRepeats(options.log);
+  const store = await openLevelStore(options.dataDir, { log });
   try {
     const services = await openServices(store, {
       threads: options.threads,
       fsync: options.fsync,
       clock: options.clock,
       newId: options.newId,
-      log: options.log,
+      log,
       offlineEveryMinutes: options.offlineEveryMinutes ?? 60,
       limits: options.limits,
     });
@@ -61,13 +64,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       trustProxy: options.trustProxy,
       docsUrl: options.docsUrl,
       bodyLimit: options.bodyLimit,
-      log: options.log,
+      log,
     });
     registerAdminRoutes(http, services);
     registerCohortsRoutes(http, services);
     registerIdentityRoutes(http, services);
     registerEventsRoutes(http, services);
-    const segmentation = registerSegmentationRoutes(http, services, { log: options.log });
+    const segmentation = registerSegmentationRoutes(http, services, { log });
     registerTaxonomyRoutes(http, services);
     let listening: { url: string; port: number };
     try {
@@ -92,6 +95,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           await services.pipeline.close();
           await services.backfill.closed();
           await store.close();
+          log?.flush();
         })()),
     };
   } catch (error) {
