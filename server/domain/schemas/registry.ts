@@ -129,6 +129,8 @@ export class SchemaRegistry {
   private readonly namesLoading = new Map<string, Promise<void>>();
   private readonly maxPaths: number;
   private readonly maxEventNames: number;
+  /** Schemas (stored before the limit existed) with more than `maxPaths` paths. */
+  private readonly oversized = new WeakMap<EventSchema, boolean>();
 
   constructor(
     private readonly store: Store,
@@ -158,7 +160,10 @@ export class SchemaRegistry {
     const current = this.current(storeKey, loaded);
     const result = checkAgainstSchema(current ?? undefined, properties);
     if (!result.ok) throw mismatchError(result);
-    if (!result.changed) return [];
+    if (!result.changed) {
+      this.enforceEventPaths(properties, result.schema);
+      return [];
+    }
     this.enforcePaths(name, properties, result.schema);
     const names = this.namesOf(org);
     if (!names.has(storeKey)) {
@@ -185,7 +190,8 @@ export class SchemaRegistry {
       }
       const result = checkAgainstSchema(local.get(storeKey), event.properties);
       if (!result.ok) throw mismatchError(result, `events[${index}].`);
-      if (result.changed) {
+      if (!result.changed) this.enforceEventPaths(event.properties, result.schema, `events[${index}].`);
+      else {
         this.enforcePaths(event.name, event.properties, result.schema, `events[${index}].`);
         const names = this.namesOf(org);
         if (!names.has(storeKey) && !added.has(storeKey)) {
@@ -225,6 +231,23 @@ export class SchemaRegistry {
     throw schemaMismatch(
       `${prefix}properties: the schema of ${name} would grow past ${this.maxPaths} property paths, the limit per event schema (max schema paths)`,
     );
+  }
+
+  /**
+   * D40 for an event that adds nothing: its paths are among its schema's, so only a schema stored larger than the
+   * limit (before it existed) can hide an event with too many paths; that event is 400 1002 as any other.
+   */
+  private enforceEventPaths(properties: Readonly<Record<string, unknown>>, schema: EventSchema, prefix = ''): void {
+    let oversized = this.oversized.get(schema);
+    if (oversized === undefined) {
+      oversized = countPaths(schema.properties, this.maxPaths) > this.maxPaths;
+      this.oversized.set(schema, oversized);
+    }
+    if (!oversized) return;
+    const own = checkAgainstSchema(undefined, properties);
+    if (own.ok && countPaths(own.schema.properties, this.maxPaths) > this.maxPaths) {
+      throw badBody(`${prefix}properties: more than ${this.maxPaths} property paths, the limit per event (max schema paths)`);
+    }
   }
 
   /** D40: a new name is refused (400 1002) once the organization has `maxEventNames`; known names are not. */

@@ -269,6 +269,18 @@ describe('SchemaRegistry (D30)', () => {
     expect(await new SchemaRegistry(store, { maxPaths: 4 }).get(ORG, 'E')).toEqual(await registry.get(ORG, 'E'));
   });
 
+  it('a schema stored larger than the limit accepts events within it, but not one event with more paths than the limit', async () => {
+    const store = new MemoryStore();
+    await store.batch(await new SchemaRegistry(store).check(ORG, 'Old', { a: 1, b: 2, c: 3, d: 4, e: 5, f: 6 }));
+    const registry = new SchemaRegistry(store, { maxPaths: 4 });
+    expect(await registry.check(ORG, 'Old', { a: 1, b: 2, c: 3, d: 4 })).toEqual([]);
+    const wide = await mismatchOf(registry.check(ORG, 'Old', { a: 1, b: 2, c: 3, d: 4, e: 5 }));
+    expect(wide.code).toBe(1002);
+    expect(wide.detail).toBe('properties: more than 4 property paths, the limit per event (max schema paths)');
+    const listed = await mismatchOf(registry.verify(ORG, [{ name: 'Old', properties: { a: 1, b: 2, c: 3, d: 4, e: 5 } }]));
+    expect(listed.detail).toMatch(/^events\[0\]\.properties: more than 4 property paths/);
+  });
+
   it('countPaths counts every named property at any depth, lists adding their items\' properties', () => {
     expect(countPaths(infer({}).properties)).toBe(0);
     expect(countPaths(infer({ a: 1, b: { c: { d: 'x' } }, l: [[{ e: 1, f: [] }]] }).properties)).toBe(7);
