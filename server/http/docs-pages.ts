@@ -5,9 +5,12 @@ import { CATALOGUE, notFound, type ErrorCode } from '../errors.js';
 import { reasonPhrase } from './envelopes.js';
 import type { Handler, Reply } from './types.js';
 
-/** Statuses a code is sent with besides its catalogue status: 413 (D2), 405 (wrong method), 404 (the spec's table). */
+/**
+ * Statuses a code is sent with besides its catalogue status: 413 (D2), 431 (request head too large, D44), 405 (wrong
+ * method), 404 (the spec's table).
+ */
 const OTHER_STATUSES: Readonly<Partial<Record<ErrorCode, readonly number[]>>> = {
-  1002: [413],
+  1002: [413, 431],
   3000: [405],
   3002: [404],
 };

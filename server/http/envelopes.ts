@@ -14,6 +14,7 @@ const STATUS_TYPE: Readonly<Record<number, string>> = {
   405: 'https://tools.ietf.org/html/rfc7231#section-6.5.5',
   409: 'https://tools.ietf.org/html/rfc7231#section-6.5.8',
   413: 'https://tools.ietf.org/html/rfc7231#section-6.5.11',
+  431: 'https://tools.ietf.org/html/rfc6585#section-5',
   500: 'https://tools.ietf.org/html/rfc7231#section-6.6.1',
   503: 'https://tools.ietf.org/html/rfc7231#section-6.6.4',
 };

@@ -2,7 +2,7 @@
 // finds out why, for a message a person can act on ("port 8080 is already in use on 127.0.0.1").
 
 import { createServer } from 'node:net';
-import * as uWS from 'uWebSockets.js';
+import * as uWS from './uws.js';
 
 /** uSockets' LIBUS_LISTEN_EXCLUSIVE_PORT: never share a port with another listener (no SO_REUSEPORT). */
 const EXCLUSIVE_PORT = 1;

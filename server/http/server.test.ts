@@ -361,6 +361,54 @@ describe('well-formed Unicode (D40)', () => {
   });
 });
 
+describe('request heads and request ids (D44)', () => {
+  it('answers a 16 KiB header with 431 in the area\'s JSON envelope and an X-Request-Id, not uWS\'s HTML page', async () => {
+    for (const size of [16 * 1024, 60 * 1024]) {
+      const big = { 'X-Big': 'b'.repeat(size) };
+      const res = await send(running.port, '/cohorts-api/v2/cohorts/c1', { headers: big });
+      expect(res.status).toBe(431);
+      expect(res.headers['content-type']).toBe('application/json');
+      expect(res.headers['x-request-id']).toMatch(UUID_V4);
+      expect(res.json).toMatchObject({
+        request_id: res.headers['x-request-id'],
+        error: { type: 'https://tools.ietf.org/html/rfc6585#section-5', status_code: 431, status: 'Request Header Fields Too Large', code: 1002, cause: expect.stringContaining('16384') },
+      });
+      const taxonomy = await send(running.port, '/audience-api/v1/imports/i1/segments', { method: 'POST', headers: big, body: '{}' });
+      expect(taxonomy.status).toBe(431);
+      expect(taxonomy.json).toMatchObject({ requestId: taxonomy.headers['x-request-id'], error: { d: { code: 1002 } } });
+      const unknown = await send(running.port, '/nowhere', { headers: big });
+      expect(unknown.status).toBe(431);
+      expect(unknown.headers['x-request-id']).toMatch(UUID_V4);
+    }
+    expect((await send(running.port, '/errors/431/1002')).status).toBe(200);
+  });
+
+  it('still serves a head just under the limit (15 KiB of headers)', async () => {
+    const res = await send(running.port, '/cohorts-api/v2/cohorts/c1', { headers: { 'X-Big': 'b'.repeat(15 * 1024) } });
+    expect(res.status).toBe(200);
+  });
+
+  it('keeps a client\'s X-Request-Id that is a UUID as the request id, in the header, the context and error bodies', async () => {
+    for (const id of ['0b6f3c0e-5d1a-4c7e-9f2b-3a4d5e6f7a8b', '0B6F3C0E-5D1A-1C7E-9F2B-3A4D5E6F7A8B']) {
+      const ok = await send(running.port, '/cohorts-api/v2/cohorts/c1', { headers: { 'X-Request-Id': id } });
+      expect(ok.headers['x-request-id']).toBe(id);
+      expect((ok.json as { requestId: string }).requestId).toBe(id);
+      const failed = await send(running.port, '/nowhere', { headers: { 'X-Request-Id': id } });
+      expect(failed.headers['x-request-id']).toBe(id);
+      expect(failed.json).toMatchObject({ request_id: id });
+    }
+  });
+
+  it('makes its own request id when the client\'s X-Request-Id is not a UUID', async () => {
+    for (const id of ['abc', '', '0b6f3c0e-5d1a-4c7e-9f2b-3a4d5e6f7a8b-extra', '<script>']) {
+      const res = await send(running.port, '/nowhere', { headers: { 'X-Request-Id': id } });
+      expect(res.headers['x-request-id']).toMatch(UUID_V4);
+      expect(res.headers['x-request-id']).not.toBe(id);
+      expect(res.json).toMatchObject({ request_id: res.headers['x-request-id'] });
+    }
+  });
+});
+
 describe('errors', () => {
   it('renders a ServiceError of the identity area without type/status_code', async () => {
     const res = await send(running.port, '/v2.0/users/u1/aliases');
