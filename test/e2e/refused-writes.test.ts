@@ -23,6 +23,12 @@ async function ok(method: string, path: string, body?: unknown): Promise<any> {
   return reply.body;
 }
 
+/** A cohort without what its sweep and live counting change on their own (D19): `live_audience_size`, `backfill`. */
+function stored(cohort: Record<string, unknown>): Record<string, unknown> {
+  const { live_audience_size: _size, backfill: _backfill, ...rest } = cohort;
+  return rest;
+}
+
 /** A read of everything the cases could change (state only: no clocks or request ids). */
 async function snapshot(): Promise<unknown> {
   const identity = s.running.services.identity;
@@ -36,8 +42,8 @@ async function snapshot(): Promise<unknown> {
     newAliases,
     knownUserAliases: await ok('GET', `/v2.0/users/${knownUser}/aliases`),
     knownUserEvents: await ok('GET', `/v2.0/events?user_id=${knownUser}`),
-    cohorts: await ok('GET', COHORTS),
-    cohort: await ok('GET', `${COHORTS}/${cohortId}`),
+    cohorts: (await ok('GET', COHORTS)).map(stored),
+    cohort: stored(await ok('GET', `${COHORTS}/${cohortId}`)),
     imports: await ok('GET', `${V1}/imports`),
     segments: await ok('GET', `${V1}/imports/${importId}/segments`),
     workspaces: await ok('GET', '/admin/v1/workspaces'),

@@ -204,11 +204,18 @@ export class Identity {
   /**
    * The users of the aliases of one imported load (D27), in order: a known alias's user; an unknown alias a new user
    * bound to it (the same alias listed twice: the same new user), unless `lookupOnly(index)`, when it gets its
-   * stable stateless id (D22) and nothing is written for it. Every binding of the call is ONE atomic write, so a
-   * caller that validated its whole request first binds all of it or nothing (D41).
+   * stable stateless id (D22) and nothing is written for it. The bindings are not written here: `write` gets the
+   * users and the binding ops and commits them in ONE batch with the request's own writes (D41: a load that fails
+   * binds nothing). It runs inside the organization's queue, so no other identity write interleaves; the caches
+   * learn the bindings only once `write` has resolved.
    */
-  async resolveForLoad(org: string, aliases: readonly AliasRef[], lookupOnly: (index: number) => boolean): Promise<string[]> {
-    if (aliases.length === 0) return [];
+  async resolveForLoad<R>(
+    org: string,
+    aliases: readonly AliasRef[],
+    lookupOnly: (index: number) => boolean,
+    write: (users: string[], bindings: readonly BatchOp[]) => Promise<R>,
+  ): Promise<R> {
+    if (aliases.length === 0) return write([], []);
     return this.queue.run(org, async () => {
       const pointers = await this.lookupInQueue(org, aliases);
       const ops: BatchOp[] = [];
@@ -235,8 +242,9 @@ export class Identity {
         aliasUpdates.push([storeKey, user]);
         return user;
       });
-      if (ops.length > 0) await this.commit(org, ops, aliasUpdates, users);
-      return result;
+      const answer = await write(result, ops);
+      if (ops.length > 0) this.committed(org, aliasUpdates, users);
+      return answer;
     });
   }
 
@@ -317,6 +325,11 @@ export class Identity {
     users: readonly string[],
   ): Promise<void> {
     await this.store.batch(ops);
+    this.committed(org, aliasUpdates, users);
+  }
+
+  /** After a commit of alias pointers and users (here or by a caller's batch): the caches learn them. */
+  private committed(org: string, aliasUpdates: ReadonlyArray<readonly [string, string]>, users: readonly string[]): void {
     this.generation++;
     for (const [storeKey, user] of aliasUpdates) this.aliasCache.set(storeKey, user);
     for (const user of users) this.userCache.set(userKey(org, user), true);

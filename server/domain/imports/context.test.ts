@@ -4,7 +4,7 @@ import { MemoryStore } from '../../store/memory.js';
 import { Imports } from './index.js';
 import type { ResolveUser } from './index.js';
 
-const resolve: ResolveUser = async (refs) => refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`));
+const resolve: ResolveUser = async (refs, write) => write(refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`)), []);
 
 async function setup(store: Store = new MemoryStore()) {
   let next = 0;

@@ -12,11 +12,11 @@ import { ContextCache, readContext } from './context.js';
 import { validateNewImport } from './import-body.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
 import { importCodeKey, importKey, importsScan, segmentCodesScan, segmentCountKey, segmentKey } from './keys.js';
-import { applyMembers, removeSegmentMembers } from './members.js';
+import { planMembers, removeSegmentMembers } from './members.js';
 import { validateMembersBody } from './members-body.js';
 import { KeyedQueue } from '../keyed-queue.js';
 import { validateRows } from './row-body.js';
-import { writeRows } from './rows.js';
+import { planRows } from './rows.js';
 import type { ResolvedRow } from './rows.js';
 import { checkCodeUnchanged, validateNewSegment, validatePatch } from './segment-body.js';
 import { SegmentTable } from './segment-table.js';
@@ -236,13 +236,17 @@ export class Imports {
     found(await table.findByCode(segmentCode));
     return this.mutex.run(`import:${importId}`, async () => {
       found(await new SegmentTable(this.store, importId).findByCode(segmentCode));
-      // Resolved last, once the request is known to be valid: resolving may bind aliases (D41).
-      const users = await resolve([...body.add, ...body.remove]);
-      const add = users.slice(0, body.add.length);
-      const remove = users.slice(body.add.length);
-      const result = await applyMembers(this.store, imported, segmentCode, add, remove);
-      this.contexts.invalidate(org, result.affectedUsers);
-      return result;
+      // Resolved last, once the request is known to be valid; any alias binding is committed in the same batch as
+      // the memberships (D41).
+      return resolve([...body.add, ...body.remove], async (users, bindings) => {
+        const add = users.slice(0, body.add.length);
+        const remove = users.slice(body.add.length);
+        const { ops, result } = await planMembers(this.store, imported, segmentCode, add, remove);
+        const all = [...bindings, ...ops];
+        if (all.length > 0) await this.store.batch(all);
+        this.contexts.invalidate(org, result.affectedUsers);
+        return result;
+      });
     });
   }
 
@@ -252,17 +256,21 @@ export class Imports {
     requireKind(imported, 'connections');
     const rows = validateRows(input, imported.schema ?? {}, imported.identifiers, now ?? this.now());
     return this.mutex.run(`import:${importId}`, async () => {
-      // Resolved last, once the request is known to be valid: resolving may bind aliases (D41).
-      const users = await resolve(rows.map((row) => row.ref));
-      const resolved: ResolvedRow[] = rows.map((row, index) => ({
-        id: row.id ?? this.newId(),
-        user: users[index] as string,
-        time: row.time,
-        properties: row.properties,
-      }));
-      const result = await writeRows(this.store, imported, resolved);
-      this.contexts.invalidate(org, result.affectedUsers);
-      return result;
+      // Resolved last, once the request is known to be valid; any alias binding is committed in the same batch as
+      // the rows (D41).
+      return resolve(rows.map((row) => row.ref), async (users, bindings) => {
+        const resolved: ResolvedRow[] = rows.map((row, index) => ({
+          id: row.id ?? this.newId(),
+          user: users[index] as string,
+          time: row.time,
+          properties: row.properties,
+        }));
+        const { ops, result } = await planRows(this.store, imported, resolved);
+        const all = [...bindings, ...ops];
+        if (all.length > 0) await this.store.batch(all);
+        this.contexts.invalidate(org, result.affectedUsers);
+        return result;
+      });
     });
   }
 

@@ -4,7 +4,7 @@ import { Imports } from './index.js';
 import type { ResolveUser } from './index.js';
 
 /** user_id resolves to itself; an alias to `u-{id}`. */
-const resolve: ResolveUser = async (refs) => refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`));
+const resolve: ResolveUser = async (refs, write) => write(refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`)), []);
 
 async function setup() {
   let next = 0;
@@ -57,9 +57,9 @@ describe('segment members (D27)', () => {
   it('answers 404 code 3000 for an unknown segment code or import, before resolving anyone', async () => {
     const { imports, acme } = await setup();
     let resolved = 0;
-    const counting: ResolveUser = async (refs) => {
+    const counting: ResolveUser = async (refs, write) => {
       resolved += refs.length;
-      return resolve(refs);
+      return resolve(refs, write);
     };
     await expect(imports.loadMembers('org1', acme.id, 'nope', { add: [{ user_id: 'a' }] }, counting)).rejects.toMatchObject({
       status: 404,

@@ -11,16 +11,17 @@ import type { ImportRecord, MembersResult, StoredMembership } from './types.js';
 const REMOVE_CHUNK = 1000;
 
 /**
- * The new members are (current ∪ add) \ remove: a user in both lists ends up removed. Counts report actual changes,
- * so adding a member twice changes nothing. Call under the import's lock.
+ * The writes that make the new members (current ∪ add) \ remove: a user in both lists ends up removed. Counts
+ * report actual changes, so adding a member twice changes nothing. The caller commits the ops in one batch with
+ * the request's alias bindings (D41). Call under the import's lock.
  */
-export async function applyMembers(
+export async function planMembers(
   store: Store,
   imported: ImportRecord,
   segmentCode: string,
   add: readonly string[],
   remove: readonly string[],
-): Promise<MembersResult> {
+): Promise<{ ops: BatchOp[]; result: MembersResult }> {
   const org = imported.organization_id;
   const removing = new Set(remove);
   const users = [...new Set([...add, ...remove])];
@@ -44,8 +45,7 @@ export async function applyMembers(
     }
     affectedUsers.push(user);
   });
-  if (ops.length > 0) await store.batch(ops);
-  return { added, removed, affectedUsers };
+  return { ops, result: { added, removed, affectedUsers } };
 }
 
 /**

@@ -6,7 +6,7 @@ import { openLevelStore } from '../../store/level.js';
 import { Imports } from './index.js';
 import type { ResolveUser } from './index.js';
 
-const resolve: ResolveUser = async (refs) => refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`));
+const resolve: ResolveUser = async (refs, write) => write(refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`)), []);
 const dirs: string[] = [];
 
 afterEach(async () => {

@@ -3,7 +3,7 @@ import { MemoryStore } from '../../store/memory.js';
 import { Imports } from './index.js';
 import type { ResolveUser } from './index.js';
 
-const resolve: ResolveUser = async (refs) => refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`));
+const resolve: ResolveUser = async (refs, write) => write(refs.map((ref) => ('user_id' in ref ? ref.user_id : `u-${ref.alias.id}`)), []);
 const NOW = Date.UTC(2024, 5, 1, 12);
 
 async function setup() {

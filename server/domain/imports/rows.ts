@@ -13,8 +13,15 @@ export interface ResolvedRow {
   readonly properties: Readonly<Record<string, unknown>>;
 }
 
-/** Writes the rows in one batch; a later row with the same id wins. Call under the import's lock. */
-export async function writeRows(store: Store, imported: ImportRecord, rows: readonly ResolvedRow[]): Promise<RowsResult> {
+/**
+ * The writes of a load of rows (a later row with the same id wins), not written: the caller commits them in one batch
+ * with the request's alias bindings (D41). Call under the import's lock.
+ */
+export async function planRows(
+  store: Store,
+  imported: ImportRecord,
+  rows: readonly ResolvedRow[],
+): Promise<{ ops: BatchOp[]; result: RowsResult }> {
   const org = imported.organization_id;
   const latest = new Map<string, ResolvedRow>();
   for (const row of rows) latest.set(row.id, row);
@@ -35,6 +42,5 @@ export async function writeRows(store: Store, imported: ImportRecord, rows: read
     );
     affected.add(row.user);
   });
-  if (ops.length > 0) await store.batch(ops);
-  return { loaded: unique.length, affectedUsers: [...affected] };
+  return { ops, result: { loaded: unique.length, affectedUsers: [...affected] } };
 }

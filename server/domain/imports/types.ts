@@ -1,6 +1,8 @@
 // The records and results of imports (D25), imported segments (D26), memberships and connections rows (D27).
 // Records are stored as-is (JSON-like values) and returned to callers as copies.
 
+import type { BatchOp } from '../../store/contract.js';
+
 export type Relation = '2nd' | '3rd';
 export type ImportKind = 'segments' | 'connections';
 /** Property types of a connections import's schema (D25). */
@@ -40,10 +42,15 @@ export interface SegmentRecord {
 /** A user named by its id or by one of its aliases (D27); the caller's resolver turns it into a user id. */
 export type UserRef = { readonly user_id: string } | { readonly alias: { readonly tag: string; readonly id: string } };
 /**
- * Turns every reference of one request into its user id (same order), all at once: the caller validates them all
- * before it writes anything (D41: a refused request binds no alias), and writes any binding in one atomic step.
+ * Turns every reference of one request into its user id (same order), all at once, and hands them to `write` with
+ * the store ops of any alias binding that needs: `write` commits those together with the request's own writes in
+ * ONE batch, so a request that fails binds nothing (D41). The resolver keeps its bindings from changing under
+ * `write` (it holds its own lock around the call) and learns that they were committed when `write` resolves.
  */
-export type ResolveUser = (refs: readonly UserRef[]) => Promise<string[]>;
+export type ResolveUser = <R>(
+  refs: readonly UserRef[],
+  write: (users: string[], bindings: readonly BatchOp[]) => Promise<R>,
+) => Promise<R>;
 
 export interface SegmentPage {
   readonly elements: readonly SegmentRecord[];

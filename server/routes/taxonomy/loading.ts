@@ -3,7 +3,7 @@
 
 import type { HttpServer } from '../../http/index.js';
 import { isUuid } from '../../domain/identity/index.js';
-import type { ResolveUser, UserRef } from '../../domain/imports/index.js';
+import type { ResolveUser } from '../../domain/imports/index.js';
 import { badBody } from '../../errors.js';
 import { requireBodyObject } from '../body.js';
 import { authenticatePrivate, dropNulls, param, writableImport, type TaxonomyDeps } from './access.js';
@@ -40,20 +40,23 @@ async function reevaluate(deps: TaxonomyDeps, org: string, users: readonly strin
  * `{user_id}` as given (a UUID); a known alias: its user; an unknown alias: a new user bound to it, so that a later
  * track with that alias finds the data. An alias that is only removed is looked up, never bound: an unknown one
  * gets its stable stateless id (D22), which holds no membership, so nothing is written for it. Every reference is
- * checked before anything is bound, and all bindings are one atomic write (D41: a refused request binds nothing).
+ * checked before anything is bound, and the bindings are committed in the same batch as the load (D41: a refused
+ * or failed request binds nothing).
  */
-function resolverFor(deps: TaxonomyDeps, org: string, lookupOnly: ReadonlySet<string>): ResolveUser {
-  return async (refs: readonly UserRef[]) => {
+export function resolverFor(deps: Pick<TaxonomyDeps, 'identity'>, org: string, lookupOnly: ReadonlySet<string>): ResolveUser {
+  return async (refs, write) => {
     refs.forEach((ref) => {
       if ('user_id' in ref && !isUuid(ref.user_id)) throw badBody('user_id: expected a UUID');
     });
     const aliases = refs.flatMap((ref) => ('alias' in ref ? [ref.alias] : []));
-    const aliasUsers = await deps.identity.resolveForLoad(org, aliases, (index) => {
+    const isLookupOnly = (index: number): boolean => {
       const alias = aliases[index] as { tag: string; id: string };
       return lookupOnly.has(aliasKey(alias.tag, alias.id));
+    };
+    return deps.identity.resolveForLoad(org, aliases, isLookupOnly, (aliasUsers, bindings) => {
+      let next = 0;
+      return write(refs.map((ref) => ('user_id' in ref ? ref.user_id : (aliasUsers[next++] as string))), bindings);
     });
-    let next = 0;
-    return refs.map((ref) => ('user_id' in ref ? ref.user_id : (aliasUsers[next++] as string)));
   };
 }
 
