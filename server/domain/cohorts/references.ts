@@ -27,23 +27,34 @@ export function assertReferencesValid(
 
 /** The JSON path of the first transition clause (document order) whose `segment` is `code`, e.g. `query.and[0].has_entered.segment`. */
 export function pathToTransition(value: unknown, code: number, path: string): string | undefined {
+  return pathToClauseField(value, TRANSITION_KEYS, 'segment', code, path);
+}
+
+/** The JSON path of the first clause of one of `kinds` (document order) whose `field` is `wanted`. */
+function pathToClauseField(
+  value: unknown,
+  kinds: readonly string[],
+  field: string,
+  wanted: unknown,
+  path: string,
+): string | undefined {
   if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
-      const found = pathToTransition(value[index], code, `${path}[${index}]`);
+      const found = pathToClauseField(value[index], kinds, field, wanted, `${path}[${index}]`);
       if (found !== undefined) return found;
     }
     return undefined;
   }
   if (typeof value !== 'object' || value === null) return undefined;
   const record = value as Record<string, unknown>;
-  for (const kind of TRANSITION_KEYS) {
+  for (const kind of kinds) {
     const clause = record[kind];
-    if (typeof clause === 'object' && clause !== null && (clause as { segment?: unknown }).segment === code) {
-      return `${path}.${kind}.segment`;
+    if (typeof clause === 'object' && clause !== null && (clause as Record<string, unknown>)[field] === wanted) {
+      return `${path}.${kind}.${field}`;
     }
   }
   for (const [name, child] of Object.entries(record)) {
-    const found = pathToTransition(child, code, `${path}.${name}`);
+    const found = pathToClauseField(child, kinds, field, wanted, `${path}.${name}`);
     if (found !== undefined) return found;
   }
   return undefined;
@@ -90,24 +101,5 @@ export async function assertProvidersUsable(
 
 /** The JSON path of the first clause (document order) whose `provider` is `provider`, e.g. `query.in_third_party_segment.provider`. */
 export function pathToProvider(value: unknown, provider: string, path: string): string | undefined {
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) {
-      const found = pathToProvider(value[index], provider, `${path}[${index}]`);
-      if (found !== undefined) return found;
-    }
-    return undefined;
-  }
-  if (typeof value !== 'object' || value === null) return undefined;
-  const record = value as Record<string, unknown>;
-  for (const kind of PROVIDER_KEYS) {
-    const clause = record[kind];
-    if (typeof clause === 'object' && clause !== null && (clause as { provider?: unknown }).provider === provider) {
-      return `${path}.${kind}.provider`;
-    }
-  }
-  for (const [name, child] of Object.entries(record)) {
-    const found = pathToProvider(child, provider, `${path}.${name}`);
-    if (found !== undefined) return found;
-  }
-  return undefined;
+  return pathToClauseField(value, PROVIDER_KEYS, 'provider', provider, path);
 }
