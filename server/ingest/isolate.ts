@@ -2,11 +2,8 @@
 // failure, the items whose own writes cannot be stored are found here; the group rejects them alone and hands the
 // others back to their lanes for a later group.
 
-import { Packr } from 'msgpackr';
+import { encodeValue } from '../store/level.js';
 import type { LaneItem } from './lane.js';
-
-// The LevelDB store's codec options (server/store/level.ts): plain maps, no shared record structures.
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** Why the item's own writes (its events and extra ops) cannot be stored, or undefined when they can. */
 export function unstorable(item: LaneItem): Error | undefined {
@@ -15,7 +12,7 @@ export function unstorable(item: LaneItem): Error | undefined {
   for (const op of item.request.extraOps ?? []) if (op.type === 'put') values.push(op.value);
   try {
     for (const value of values) {
-      packr.pack(value);
+      encodeValue(value);
       structuredClone(value);
     }
     return undefined;

@@ -21,6 +21,11 @@ export class StoreLockedError extends Error {
 // Plain maps, no shared record structures: every value decodes on its own, in any process, in any order.
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
+/** The stored bytes of a value (throws where the codec cannot encode it, e.g. a map of more than 65,535 keys). */
+export function encodeValue(value: unknown): Uint8Array {
+  return packr.pack(value) as Uint8Array;
+}
+
 type Db = ClassicLevel<string, Uint8Array>;
 
 export interface LevelStoreOptions {
@@ -264,7 +269,7 @@ class LevelStore implements Store {
     const chained = this.db.batch();
     try {
       for (const op of ops) {
-        if (op.type === 'put') chained.put(op.key, packr.pack(op.value) as Uint8Array);
+        if (op.type === 'put') chained.put(op.key, encodeValue(op.value));
         else chained.del(op.key);
       }
     } catch (error) {
