@@ -21,6 +21,8 @@ export interface ServiceOptions {
   threads?: number;
   trustProxy?: boolean;
   docsUrl?: string;
+  /** D43: origins allowed to read responses from browsers (`audience serve --cors-origins`); see HttpServerOptions. */
+  corsOrigins?: readonly string[];
   tls?: { certFile: string; keyFile: string };
   fsync?: boolean;
   log?: (line: string) => void;
@@ -64,6 +66,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       trustProxy: options.trustProxy,
       docsUrl: options.docsUrl,
       bodyLimit: options.bodyLimit,
+      corsOrigins: options.corsOrigins,
       log,
     });
     registerAdminRoutes(http, services);

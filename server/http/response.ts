@@ -39,6 +39,8 @@ export class Exchange {
   private settled = false;
   /** Close the connection after this response (over-limit body, shutting down). */
   closeConnection = false;
+  /** D43: CORS headers (Vary, Allow-Origin, Expose-Headers) written on whatever response this exchange sends. */
+  corsHeaders: Readonly<Record<string, string>> | undefined;
 
   constructor(
     readonly res: HttpResponse,
@@ -62,6 +64,9 @@ export class Exchange {
       res.writeStatus(statusLine(out.status));
       if (out.contentType !== undefined) res.writeHeader('Content-Type', out.contentType);
       res.writeHeader('X-Request-Id', this.requestId);
+      if (this.corsHeaders !== undefined) {
+        for (const name in this.corsHeaders) res.writeHeader(name, this.corsHeaders[name] as string);
+      }
       if (out.headers !== undefined) {
         for (const name in out.headers) {
           if (!RESERVED_HEADERS.has(name.toLowerCase())) res.writeHeader(name, out.headers[name] as string);

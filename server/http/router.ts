@@ -2,6 +2,7 @@
 // segments win over parameters, and a trailing slash routes like the path without it (D1).
 
 import type { Area, BodyMode, Handler, Method } from './types.js';
+import type { CorsPolicy } from './cors.js';
 import { decodePathSegment } from './unicode.js';
 
 export interface Route {
@@ -10,12 +11,15 @@ export interface Route {
   readonly area: Area;
   readonly handler: Handler;
   readonly bodyMode: BodyMode;
+  /** D43: who may read this route's responses from a browser. */
+  readonly cors: CorsPolicy;
   readonly paramNames: readonly string[];
 }
 
 export type RouteMatch =
   | { readonly kind: 'found'; readonly route: Route; readonly params: Record<string, string> }
-  | { readonly kind: 'method-not-allowed'; readonly area: Area; readonly allowed: readonly string[] }
+  /** `cors` is 'public' when any method of the path is (D43: an OPTIONS preflight is answered from this). */
+  | { readonly kind: 'method-not-allowed'; readonly area: Area; readonly allowed: readonly string[]; readonly cors: CorsPolicy }
   /** D40: a parameter whose escapes are bytes that are not UTF-8 (`%ED%B0%80`); refused, never altered. */
   | { readonly kind: 'bad-parameter'; readonly area: Area; readonly name: string }
   | { readonly kind: 'not-found'; readonly area: Area };
@@ -41,7 +45,7 @@ export class Router {
   /** First path segment -> area of the first route registered under it: unknown paths answer in that envelope. */
   private readonly areaByPrefix = new Map<string, Area>();
 
-  add(method: Method, pattern: string, area: Area, handler: Handler, bodyMode: BodyMode): Route {
+  add(method: Method, pattern: string, area: Area, handler: Handler, bodyMode: BodyMode, cors: CorsPolicy = 'private'): Route {
     if (!pattern.startsWith('/')) throw new Error(`route pattern must start with "/": ${pattern}`);
     const segments = splitPath(pattern);
     const paramNames: string[] = [];
@@ -63,7 +67,7 @@ export class Router {
       }
     }
     if (node.methods.has(method)) throw new Error(`route ${method} ${pattern} is registered twice`);
-    const route: Route = { method, pattern, area, handler, bodyMode, paramNames };
+    const route: Route = { method, pattern, area, handler, bodyMode, cors, paramNames };
     node.methods.set(method, route);
     const first = segments[0];
     if (first !== undefined && !first.startsWith(':') && !this.areaByPrefix.has(first)) this.areaByPrefix.set(first, area);
@@ -82,7 +86,8 @@ export class Router {
     } else if (search.fallback !== undefined) {
       const allowed = [...search.fallback.methods.keys()].sort();
       const area = search.fallback.methods.values().next().value?.area ?? 'plain';
-      return { kind: 'method-not-allowed', area, allowed };
+      const cors = [...search.fallback.methods.values()].some((route) => route.cors === 'public') ? 'public' : 'private';
+      return { kind: 'method-not-allowed', area, allowed, cors };
     }
     return { kind: 'not-found', area: this.areaOf(segments[0]) };
   }

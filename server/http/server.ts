@@ -5,6 +5,7 @@ import { accessSync, constants } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import * as uWS from './uws.js';
 import { ServiceError, badBody, bodyTooLarge, missingBody, notFound } from '../errors.js';
+import { CORS_ALLOW_HEADERS, CORS_MAX_AGE, CorsRules, type CorsPolicy } from './cors.js';
 import { DOCS_ROUTE, serveDocsPage } from './docs-pages.js';
 import { renderError } from './envelopes.js';
 import { baseUrl, listenApp } from './listen.js';
@@ -66,6 +67,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     }
   }
   const app = tls !== undefined ? uWS.SSLApp({ cert_file_name: tls.certFile, key_file_name: tls.keyFile }) : uWS.App();
+  const cors = new CorsRules(options.corsOrigins);
   const router = new Router();
   const tracker = new InFlightTracker();
   let docsUrl = options.docsUrl?.replace(/\/+$/, '') ?? baseUrl(secure, options.host, options.port);
@@ -181,6 +183,9 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const headers = readHeaders(req);
     const peer = describePeer(Buffer.from(res.getRemoteAddressAsText()).toString('latin1'));
     const match = router.match(method, path);
+    // D43: every response of the path, errors included, carries the CORS headers its policy gives this origin.
+    const policy: CorsPolicy = match.kind === 'found' ? match.route.cors : match.kind === 'method-not-allowed' ? match.cors : 'private';
+    exchange.corsHeaders = cors.headers(policy, headers['origin']);
     const size = headSize(method, path, rawQuery, headers);
     if (size > HEAD_LIMIT) {
       // D44: in the envelope with X-Request-Id (uWS's own limit is set above ours, see uws-limits.ts). The connection
@@ -191,6 +196,21 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     }
     if (match.kind === 'not-found') {
       fail(exchange, match.area, notFound('resource'));
+      return;
+    }
+    if (match.kind === 'method-not-allowed' && method === 'OPTIONS') {
+      // D43 preflight: 204 without a key. A disallowed origin still gets 204, only without Allow-Origin (the
+      // browser then blocks the real request).
+      write(exchange, {
+        status: 204,
+        contentType: undefined,
+        payload: '',
+        headers: {
+          'Access-Control-Allow-Methods': match.allowed.join(', '),
+          'Access-Control-Allow-Headers': CORS_ALLOW_HEADERS,
+          'Access-Control-Max-Age': CORS_MAX_AGE,
+        },
+      });
       return;
     }
     if (match.kind === 'method-not-allowed') {
@@ -251,7 +271,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   return {
     route(method, pattern, area, handler, routeOptions) {
       const bodyMode = routeOptions?.body ?? (method === 'GET' || method === 'DELETE' ? 'none' : 'optional');
-      router.add(method, pattern, area, handler, bodyMode);
+      router.add(method, pattern, area, handler, bodyMode, routeOptions?.cors ?? 'private');
     },
 
     async listen(): Promise<ListenResult> {

@@ -14,6 +14,8 @@ export type BodyMode = 'required' | 'optional' | 'none';
 
 export interface RouteOptions {
   body?: BodyMode;
+  /** D43: 'public' for routes a public key may call (D6): any origin by default. Default 'private'. */
+  cors?: 'public' | 'private';
 }
 
 export interface RequestContext {
@@ -61,6 +63,11 @@ export interface HttpServerOptions {
   docsUrl?: string;
   /** Request body cap in bytes (D2); default 1 MiB. */
   bodyLimit?: number;
+  /**
+   * D43: origins (`https://example.com`) allowed to read responses from browsers. Empty/absent: public routes allow
+   * any origin, other routes none. Listed: only these, on every route. A malformed one makes createHttpServer throw.
+   */
+  corsOrigins?: readonly string[];
   /** Where unexpected errors (with request id and stack) are logged; default stderr. */
   log?: (line: string) => void;
 }

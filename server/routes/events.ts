@@ -103,7 +103,7 @@ export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): v
     const [record] = appended.events;
     if (record === undefined) throw new Error('the ingest pipeline answered no record for an appended event');
     return { status: 200, body: toWireRecord(record) };
-  }, { body: 'required' });
+  }, { body: 'required', cors: 'public' });
 
   http.route('GET', '/v2.0/events', 'identity', async (ctx) => {
     const org = authenticateClient(tenancy, ctx).organizationId;
@@ -126,5 +126,5 @@ export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): v
     }
     const reply = { status: 200, body: events.map(toWireRecord) };
     return next === undefined ? reply : { ...reply, headers: { Link: nextLink(ctx, next) } };
-  });
+  }, { cors: 'public' });
 }

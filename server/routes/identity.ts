@@ -30,14 +30,14 @@ export function registerIdentityRoutes(http: HttpServer, { tenancy, identity }: 
     const principal = authenticateClient(tenancy, ctx);
     const id = await identity.createUser(principal.organizationId);
     return { status: 200, body: { id } };
-  }, { body: 'none' });
+  }, { body: 'none', cors: 'public' });
 
   http.route('POST', '/v2.0/identify', 'identity', async (ctx) => {
     const principal = authenticateClient(tenancy, ctx);
     const body = validateIdentifyBody(ctx.body);
     const userId = await identity.identify(principal.organizationId, body.user_id, body.aliases);
     return { status: 200, body: { user_id: userId } };
-  }, { body: 'required' });
+  }, { body: 'required', cors: 'public' });
 
   http.route('GET', '/v2.0/users/:user_id/aliases', 'identity', async (ctx) => {
     const principal = authenticatePrivate(tenancy, ctx);

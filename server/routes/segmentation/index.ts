@@ -119,7 +119,7 @@ export function registerSegmentationRoutes(
         body: { user_id: user, state: { internal_state: internal, external_state: external, cohorts: visible.map(String) } },
       };
     },
-    { body: 'required' },
+    { body: 'required', cors: 'public' },
   );
 
   http.route(
@@ -146,7 +146,7 @@ export function registerSegmentationRoutes(
       }
       return { status: 200, body: { user_id: user, cohorts: visibleCodes(principal, memberships).map(String) } };
     },
-    { body: 'required' },
+    { body: 'required', cors: 'public' },
   );
   return { stats: (org) => publisher.stats(org), published: (org) => publisher.published(org) };
 }
