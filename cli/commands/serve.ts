@@ -4,6 +4,7 @@
 import type { Command } from 'commander';
 import { CliError, type CliIo } from '../io.js';
 import { startService } from '../../server/app.js';
+import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
 import { describeKeys } from './init.js';
 
@@ -17,6 +18,7 @@ interface ServeOptions {
   trustProxy?: boolean;
   fsync?: boolean;
   docsUrl?: string;
+  corsOrigins?: string;
   bodyLimit: string;
   offlineEvery: string;
   maxSchemaPaths: string;
@@ -38,6 +40,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)')
     .option('--fsync', 'fsync every group commit: acknowledged writes survive power loss, not only a crash')
     .option('--docs-url <url>', 'base address of the error documentation pages')
+    .option('--cors-origins <origins>', 'comma-separated origins (https://example.com) browsers may call from; narrows public routes, opens private ones (D43)')
     .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
     .option('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60')
     .option('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000')
@@ -49,6 +52,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const port = parseInteger(options.port, '--port', 0, 65535);
       const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
       const threads = parseInteger(options.threads, '--threads', 0, 256);
+      const corsOrigins = parseCorsOrigins(options.corsOrigins);
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
 
       const created = await initialiseDataDir(options.data, 'Default organization');
@@ -63,6 +67,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         trustProxy: Boolean(options.trustProxy),
         fsync: Boolean(options.fsync),
         docsUrl: options.docsUrl,
+        corsOrigins,
         tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
         log: (line) => io.stderr(line + '\n'),
         offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
@@ -89,6 +94,21 @@ function parseInteger(text: string, flag: string, min: number, max: number): num
     throw new CliError(`${flag} must be an integer from ${min} to ${max}, not "${text}"`, 2);
   }
   return value;
+}
+
+/** D43: `a,b` → canonical origins; a value that is not a bare http(s) origin exits 2 like other bad flags. */
+function parseCorsOrigins(text: string | undefined): string[] | undefined {
+  if (text === undefined) return undefined;
+  const origins: string[] = [];
+  for (const part of text.split(',')) {
+    if (part.trim() === '') throw new CliError(`--cors-origins has an empty entry: "${text}"`, 2);
+    try {
+      origins.push(parseCorsOrigin(part));
+    } catch (error) {
+      throw new CliError(`--cors-origins: ${(error as Error).message}`, 2);
+    }
+  }
+  return origins;
 }
 
 function waitForStopSignal(): Promise<void> {

@@ -26,6 +26,8 @@ export interface TestServiceOptions {
   trustProxy?: boolean;
   /** D40 limits (small ones keep limit tests fast). */
   limits?: ServiceLimits;
+  /** D43: `--cors-origins`. */
+  corsOrigins?: string[];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -45,6 +47,7 @@ async function open(dataDir: string, keys: InitResult, options: TestServiceOptio
     bodyLimit: options.bodyLimit,
     trustProxy: options.trustProxy,
     limits: options.limits,
+    corsOrigins: options.corsOrigins,
     log: () => undefined,
   });
   const request: TestService['request'] = (method, path, opts = {}) => {
