@@ -46,7 +46,14 @@ describe('Router', () => {
 
   it('answers method-not-allowed with the allowed methods for a known path', () => {
     const match = buildRouter().match('DELETE', '/cohorts-api/v2/cohorts');
-    expect(match).toEqual({ kind: 'method-not-allowed', area: 'cohorts', allowed: ['GET', 'POST'] });
+    expect(match).toEqual({ kind: 'method-not-allowed', area: 'cohorts', allowed: ['GET', 'POST'], cors: 'private' });
+  });
+
+  it('reports a path as cors public when any of its methods is (D43 preflight)', () => {
+    const router = new Router();
+    router.add('GET', '/v2.0/events', 'identity', () => ({ status: 200 }), 'none', 'public');
+    router.add('PUT', '/v2.0/events', 'identity', () => ({ status: 200 }), 'none');
+    expect(router.match('OPTIONS', '/v2.0/events/')).toEqual({ kind: 'method-not-allowed', area: 'identity', allowed: ['GET', 'PUT'], cors: 'public' });
   });
 
   it('answers not-found in the area of the first path segment, plain otherwise', () => {
