@@ -121,6 +121,15 @@ describe('audience serve', () => {
     expect(second.stderr).not.toMatch(/\n\s+at /); // no stack trace
   });
 
+  it('refuses a malformed --cors-origins entry with exit 2 before touching the data directory (D43)', async () => {
+    const data = await newDataDir();
+    const result = await runCliProcess(['serve', '--data', data, '--port', '0', '--cors-origins', 'https://ok.example,https://bad.example/app']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/--cors-origins: "https:\/\/bad.example\/app" is not an origin/);
+    expect(result.stderr).not.toMatch(/\n\s+at /);
+    await expect(stat(data)).rejects.toThrow();
+  });
+
   it('reports a port that is already in use clearly', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
