@@ -1,6 +1,8 @@
 // The bounded, least-recently-used cache of users' encoded engine states, with what the write-behind snapshots need:
 // the log sequence each state covers and whether it is newer than its last snapshot. Evictions are handed back.
 
+import { ByteLru } from '../byte-lru.js';
+
 export interface CachedUser {
   readonly org: string;
   readonly user: string;
@@ -42,62 +44,40 @@ export function entryBytes(entry: CachedUser): number {
  * when it alone exceeds the byte bound, so that the state a group committed is what the next group of its user reads.
  */
 export class StateCache {
-  private readonly entries = new Map<string, CachedUser>();
-  private readonly sizes = new Map<string, number>();
-  private total = 0;
+  private readonly lru: ByteLru<CachedUser>;
 
-  constructor(
-    private readonly capacity: number,
-    private readonly onEvict: (entry: CachedUser) => void,
-    private readonly maxBytes = Infinity,
-  ) {}
+  constructor(capacity: number, onEvict: (entry: CachedUser) => void, maxBytes = Infinity) {
+    this.lru = new ByteLru<CachedUser>(maxBytes, (_key, entry) => entryBytes(entry), { maxEntries: capacity, onEvict });
+  }
 
   get size(): number {
-    return this.entries.size;
+    return this.lru.size;
   }
 
   /** Bytes held by the entries (entryBytes of each). */
   get bytes(): number {
-    return this.total;
+    return this.lru.bytes;
   }
 
   /** The entry, now the most recently used. */
   get(key: string): CachedUser | undefined {
-    const entry = this.entries.get(key);
-    if (entry !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, entry);
-    }
-    return entry;
+    return this.lru.get(key);
   }
 
   /** The entry without touching its recency. */
   peek(key: string): CachedUser | undefined {
-    return this.entries.get(key);
+    return this.lru.peek(key);
   }
 
   set(entry: CachedUser): void {
-    const key = userKey(entry.org, entry.user);
-    this.delete(key);
-    const bytes = entryBytes(entry);
-    this.entries.set(key, entry);
-    this.sizes.set(key, bytes);
-    this.total += bytes;
-    while (this.entries.size > 1 && (this.entries.size > this.capacity || this.total > this.maxBytes)) {
-      const oldest = this.entries.entries().next();
-      if (oldest.done === true) break;
-      this.delete(oldest.value[0]);
-      this.onEvict(oldest.value[1]);
-    }
+    this.lru.set(userKey(entry.org, entry.user), entry);
   }
 
   delete(key: string): void {
-    if (!this.entries.delete(key)) return;
-    this.total -= this.sizes.get(key) ?? 0;
-    this.sizes.delete(key);
+    this.lru.delete(key);
   }
 
   values(): IterableIterator<CachedUser> {
-    return this.entries.values();
+    return this.lru.values();
   }
 }

@@ -7,6 +7,9 @@ import { key, keyPart, scanPrefix } from '../../store/layout.js';
 import { badBody, schemaMismatch } from '../../errors.js';
 import type { EventSchema, FieldType, SchemaCheck } from './check.js';
 import { checkAgainstSchema, countPaths } from './check.js';
+import { ByteLru } from '../../byte-lru.js';
+
+export { ByteLru } from '../../byte-lru.js';
 
 /** D40: property paths allowed in one event schema and in one event (`serve --max-schema-paths`). */
 export const DEFAULT_MAX_SCHEMA_PATHS = 1000;
@@ -43,60 +46,6 @@ export function schemaBytes(storeKey: string, schema: EventSchema | null): numbe
     }
   }
   return bytes;
-}
-
-/**
- * A least-recently-used map bounded in bytes. The entry just set is kept even when it alone exceeds the bound (a
- * schema is at most `maxPaths` paths, far below any sensible bound), so a check always sees the schema it just grew.
- */
-export class ByteLru<V> {
-  private readonly entries = new Map<string, { value: V; bytes: number }>();
-  private total = 0;
-
-  constructor(
-    private readonly maxBytes: number,
-    private readonly sizeOf: (key: string, value: V) => number,
-  ) {}
-
-  get bytes(): number {
-    return this.total;
-  }
-
-  get size(): number {
-    return this.entries.size;
-  }
-
-  has(key: string): boolean {
-    return this.entries.has(key);
-  }
-
-  /** The value, now the most recently used; undefined when absent. */
-  get(key: string): V | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
-  }
-
-  set(key: string, value: V): void {
-    this.delete(key);
-    const bytes = this.sizeOf(key, value);
-    this.entries.set(key, { value, bytes });
-    this.total += bytes;
-    while (this.total > this.maxBytes && this.entries.size > 1) {
-      const oldest = this.entries.keys().next();
-      if (oldest.done === true) break;
-      this.delete(oldest.value);
-    }
-  }
-
-  delete(key: string): void {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return;
-    this.entries.delete(key);
-    this.total -= entry.bytes;
-  }
 }
 
 export const schemaKey = (org: string, eventName: string): string => key('sc', org, keyPart(eventName));
@@ -226,7 +175,7 @@ export class SchemaRegistry {
     const own = checkAgainstSchema(undefined, properties);
     const ownPaths = own.ok ? countPaths(own.schema.properties, this.maxPaths) : 0;
     if (ownPaths > this.maxPaths) {
-      throw badBody(`${prefix}properties: more than ${this.maxPaths} property paths, the limit per event (max schema paths)`);
+      throw this.tooManyEventPaths(prefix);
     }
     throw schemaMismatch(
       `${prefix}properties: the schema of ${name} would grow past ${this.maxPaths} property paths, the limit per event schema (max schema paths)`,
@@ -246,8 +195,12 @@ export class SchemaRegistry {
     if (!oversized) return;
     const own = checkAgainstSchema(undefined, properties);
     if (own.ok && countPaths(own.schema.properties, this.maxPaths) > this.maxPaths) {
-      throw badBody(`${prefix}properties: more than ${this.maxPaths} property paths, the limit per event (max schema paths)`);
+      throw this.tooManyEventPaths(prefix);
     }
+  }
+
+  private tooManyEventPaths(prefix: string): Error {
+    return badBody(`${prefix}properties: more than ${this.maxPaths} property paths, the limit per event (max schema paths)`);
   }
 
   /** D40: a new name is refused (400 1002) once the organization has `maxEventNames`; known names are not. */
