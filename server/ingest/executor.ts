@@ -1,13 +1,23 @@
-// Where a tick's compute runs: a piscina pool of `threads` workers, or inline in the main thread (threads = 0).
-// Both run work.ts; the worker file is the compiled dist/server/ingest/worker.js (Node cannot load .ts sources).
+// The partition owners (server/ingest/README.md): `threads` piscina workers, each a pool of ONE thread so that a
+// partition's tasks always reach the same thread and its users' decoded states stay resident there (owner =
+// partition mod threads), or the main thread itself (threads = 0). Every owner runs work.ts; the worker file is the
+// compiled dist/server/ingest/worker.js (Node cannot load .ts sources).
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
-import { PlanCache, runWork, type WorkReply, type WorkTask } from './work.js';
+import { PlanCache, runWork, type Residents, type WorkReply, type WorkTask } from './work.js';
 
 export interface Executor {
-  run(task: WorkTask): Promise<WorkReply>;
+  /** How many owners there are (at least one: the main thread with threads = 0). */
+  readonly owners: number;
+  /** The owner of a partition. */
+  ownerOf(partition: number): number;
+  /**
+   * Runs a task on one owner, in the order tasks were given to it. Tasks with resident users must name their owner;
+   * replays alone may go anywhere (undefined: the next owner in turn).
+   */
+  run(task: WorkTask, owner?: number): Promise<WorkReply>;
   /** Forgets the compiled plans of an organization (the inline cache; workers re-request by version). */
   dropPlans(org: string): void;
   close(): Promise<void>;
@@ -18,34 +28,53 @@ export function createExecutor(threads: number): Executor {
 }
 
 class InlineExecutor implements Executor {
+  readonly owners = 1;
   private readonly plans = new PlanCache();
+  private readonly residents: Residents = new Map();
+
+  ownerOf(): number {
+    return 0;
+  }
 
   async run(task: WorkTask): Promise<WorkReply> {
-    return runWork(task, this.plans);
+    return runWork(task, this.plans, this.residents);
   }
 
   dropPlans(org: string): void {
     this.plans.drop(org);
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    this.residents.clear();
+  }
 }
 
 class PoolExecutor implements Executor {
-  private readonly pool: Piscina;
+  private readonly pools: Piscina[];
+  private turn = 0;
 
   constructor(threads: number) {
-    this.pool = new Piscina({ filename: workerFilename(), minThreads: threads, maxThreads: threads, idleTimeout: Infinity });
+    const filename = workerFilename();
+    this.pools = Array.from({ length: threads }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity }));
   }
 
-  run(task: WorkTask): Promise<WorkReply> {
-    return this.pool.run(task) as Promise<WorkReply>;
+  get owners(): number {
+    return this.pools.length;
+  }
+
+  ownerOf(partition: number): number {
+    return partition % this.pools.length;
+  }
+
+  run(task: WorkTask, owner?: number): Promise<WorkReply> {
+    const index = owner ?? this.turn++ % this.pools.length;
+    return (this.pools[index] as Piscina).run(task) as Promise<WorkReply>;
   }
 
   dropPlans(): void {}
 
   async close(): Promise<void> {
-    await this.pool.destroy();
+    await Promise.all(this.pools.map((pool) => pool.destroy()));
   }
 }
 

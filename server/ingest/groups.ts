@@ -3,7 +3,7 @@
 // (which is then written, chained); a user in an uncommitted group keeps its later items queued (E1).
 
 import { weightOf } from './catchup.js';
-import { orgOf, userOf, type CatchUpItem, type Lane, type LaneItem, type PendingSnapshot } from './lane.js';
+import { orgOf, userOf, type CatchUpItem, type Lane, type LaneItem } from './lane.js';
 import { userKey } from './state-cache.js';
 import { runTicks, type TickEnv, type TickRun } from './tick.js';
 
@@ -97,8 +97,8 @@ export class GroupScheduler {
   /**
    * The lane's part of the next group: its queued items and a bounded number of background catch-ups
    * (server/backfill/README.md: they never starve live work), except those of users still in an uncommitted group
-   * (they stay queued, in order, E1), and the pending snapshots of users in no uncommitted group (an older snapshot
-   * must not be written after a newer one); undefined when there is nothing to do.
+   * (they stay queued, in order, E1); an empty part when only asks to the owners wait (residents.ts); undefined
+   * when there is nothing to do.
    */
   private takeRun(lane: Lane): TickRun | undefined {
     const busy = lane.busy;
@@ -131,21 +131,10 @@ export class GroupScheduler {
       }
       lane.background = kept;
     }
-    const included: PendingSnapshot[] = [];
-    let skipped = false;
-    for (const [key, pending] of lane.pendingSnapshots) {
-      if (busy.has(key)) {
-        skipped = true;
-        continue;
-      }
-      included.push(pending);
-      lane.pendingSnapshots.delete(key);
-      lane.writing.set(key, pending);
-    }
-    // A snapshot left for later is flushed once its user's group has finished (which schedules the lane again).
-    lane.flushWanted = skipped;
-    if (items.length === 0 && included.length === 0) return undefined;
+    const flush = lane.flushWanted;
+    lane.flushWanted = false;
+    if (items.length === 0 && !flush) return undefined;
     for (const item of items) busy.add(userKey(orgOf(item), userOf(item)));
-    return { lane, items, included };
+    return { lane, items };
   }
 }

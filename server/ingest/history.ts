@@ -91,6 +91,7 @@ async function runReplays(executor: Executor, plan: ReplayPlan, items: readonly 
   let group: ReplayGroup = { org: plan.key, version: plan.version, items };
   for (let attempt = 0; attempt < 3; attempt++) {
     const reply = await executor.run({ groups: [], replays: [group] });
+    if (reply.lost !== undefined) throw new Error('a replay was answered as if it held resident states');
     if (reply.needPlan !== true) return reply.replays?.[0] ?? [];
     group = { ...group, cohorts: plan.cohorts, inactive: plan.inactive };
   }

@@ -1,7 +1,7 @@
 // A partition's lane: its FIFO of queued items (appends, re-evaluations, reads), the background catch-ups of a
 // backfill sweep (a few per tick, after the live items), the users parked while their long history is replayed off
-// the lane (server/backfill/README.md), the next log sequence, the snapshots waiting to be written with its next batch, and
-// its ticks in flight (at most one building; others writing, each over users no other in-flight tick holds).
+// the lane (server/backfill/README.md), the next log sequence, and its ticks in flight (at most one building; others
+// writing, each over users no other in-flight tick holds).
 
 import type { AppendRequest, AppendResult } from './types.js';
 
@@ -67,16 +67,6 @@ export function userOf(item: LaneItem): string {
   return item.kind === 'append' ? item.request.user : item.user;
 }
 
-/** A user's state to snapshot with the lane's next batch (evicted from the cache, or dirty for too long). */
-export interface PendingSnapshot {
-  readonly org: string;
-  readonly user: string;
-  readonly seq: number;
-  readonly bytes: Uint8Array;
-  readonly count: number;
-  readonly mark: number;
-}
-
 export class Lane {
   queue: LaneItem[] = [];
   /** Events (and other items, one each) in the queue: the backpressure measure. */
@@ -92,11 +82,8 @@ export class Lane {
   inFlight = 0;
   /** Users (userKey) with an item in a group not committed yet: their next items wait for it (E1, reads see durable data only). */
   readonly busy = new Set<string>();
-  /** Pending snapshots taken by a group whose batch is not written yet (still a user's state source for loads). */
-  readonly writing = new Map<string, PendingSnapshot>();
-  /** Pending snapshots are waiting and no tick is coming for other reasons. */
+  /** Asks to the owners are waiting (residents.ts: snapshots, forgotten states): run a group even without items. */
   flushWanted = false;
-  readonly pendingSnapshots = new Map<string, PendingSnapshot>();
   private waiters: (() => void)[] = [];
 
   constructor(

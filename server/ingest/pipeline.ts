@@ -1,7 +1,8 @@
 // The ingest pipeline (server/ingest/README.md): partitions with one FIFO lane each, ticked together in groups (one
-// building at a time, its batch written while the next builds; a user is in at most one uncommitted group),
-// the users' state cache with write-behind snapshots, live audience sizes, catch-ups of users behind the plan and
-// the parking of long ones (server/backfill/README.md), the executor, and a graceful close.
+// building at a time, its batch written while the next builds; a user is in at most one uncommitted group), the
+// partition owners keeping their users' decoded states resident (executor.ts) under the main thread's byte-bounded
+// index of them with write-behind snapshots (state-cache.ts, residents.ts), live audience sizes, catch-ups of users
+// behind the plan and the parking of long ones (server/backfill/README.md), and a graceful close.
 
 import type { SegmentContext } from '../../engine/api.js';
 import { ServiceError } from '../errors.js';
@@ -14,6 +15,7 @@ import { PARTITIONS_KEY } from './keys.js';
 import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lane.js';
 import { userSnapshotOps } from './load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
+import { ResidentAsks } from './residents.js';
 import { AudienceSizes } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from './state-cache.js';
 import { GroupScheduler } from './groups.js';
@@ -25,7 +27,7 @@ export interface IngestOptions {
   readonly store: Store;
   readonly plans: PlanSource;
   readonly contexts: ContextSource;
-  /** Engine worker threads (piscina); 0 computes in the main thread. Default 0. */
+  /** Partition owners: piscina worker threads, each keeping its partitions' states resident; 0 = the main thread. Default 0. */
   readonly threads?: number;
   /** fsync every group commit (power-loss durability). */
   readonly fsync?: boolean;
@@ -36,9 +38,9 @@ export interface IngestOptions {
   readonly log?: ((line: string) => void) | undefined;
   /** Partitions of a NEW data directory (default 16); an existing one keeps the count stored under `m!partitions`. */
   readonly partitions?: number;
-  /** Users' states kept in memory (default 100,000). */
+  /** Users' states kept resident (default 100,000). */
   readonly cacheSize?: number;
-  /** Bytes the users' cached states may hold (default 256 MiB, D40); least recently used ones are evicted. */
+  /** Bytes the users' resident states may hold (default 256 MiB, D40); least recently used ones are snapshotted and forgotten. */
   readonly cacheBytes?: number;
   /** Snapshot a user after this many events since its last snapshot (default 256). */
   readonly snapshotEvery?: number;
@@ -81,6 +83,7 @@ export class Pipeline implements IngestPipeline {
   readonly partitions: number;
   private readonly lanes: Lane[];
   private readonly cache: StateCache;
+  private readonly residents: ResidentAsks;
   private readonly executor: Executor;
   private readonly sizes: AudienceSizes;
   private readonly plans: PlanSource;
@@ -105,8 +108,9 @@ export class Pipeline implements IngestPipeline {
     this.maxQueued = options.maxQueuedPerPartition ?? 10_000;
     this.snapshotAfterMs = options.snapshotAfterMs ?? 60_000;
     this.lanes = lastSeqs.map((seq, partition) => new Lane(partition, seq));
-    this.cache = new StateCache(options.cacheSize ?? 100_000, (entry) => this.queueSnapshot(entry), options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
+    this.cache = new StateCache(options.cacheSize ?? 100_000, (entry) => this.evicted(entry), options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
     this.executor = createExecutor(options.threads ?? 0);
+    this.residents = new ResidentAsks(this.executor.owners, (partition) => this.executor.ownerOf(partition));
     this.catchUpsPerTick = Math.max(1, options.catchUpsPerTick ?? 32);
     const log = options.log ?? (() => undefined);
     this.history = {
@@ -118,6 +122,7 @@ export class Pipeline implements IngestPipeline {
     this.env = {
       store: options.store,
       cache: this.cache,
+      residents: this.residents,
       sizes,
       executor: this.executor,
       fsync: options.fsync === true,
@@ -218,13 +223,6 @@ export class Pipeline implements IngestPipeline {
     return this.planOf(org);
   }
 
-  /** Queues a snapshot of every user whose cached state is newer than its snapshot, and waits for them. */
-  async flushSnapshots(): Promise<void> {
-    for (const entry of this.cache.values()) if (entry.dirty) this.queueSnapshot(entry);
-    await Promise.all(this.lanes.map((lane) => lane.whenIdle()));
-    if (this.lanes.some((lane) => lane.pendingSnapshots.size > 0)) throw new Error('some snapshots could not be written');
-  }
-
   close(): Promise<void> {
     this.closing ??= this.shutDown();
     return this.closing;
@@ -240,17 +238,23 @@ export class Pipeline implements IngestPipeline {
     }
     try {
       await Promise.all(this.lanes.map((lane) => lane.whenIdle()));
-      // Pending (older) snapshots first, then every dirty cached state: the later put of a user wins.
-      const ops: BatchOp[] = [];
-      for (const lane of this.lanes) {
-        for (const pending of lane.pendingSnapshots.values()) {
-          ops.push(...userSnapshotOps(pending.org, pending.user, pending.seq, pending.bytes, pending.count, pending.mark));
-        }
-      }
+      await this.scheduler.settled();
+      // Every dirty resident state is encoded by its owner and written in one batch, after the asks still waiting
+      // (older snapshots first: the later put of a user wins).
       const dirty = [...this.cache.values()].filter((entry) => entry.dirty);
-      for (const entry of dirty) ops.push(...userSnapshotOps(entry.org, entry.user, entry.seq, entry.bytes, entry.count, entry.mark));
+      for (const entry of dirty) this.residents.ask(entry, { encode: true, drop: false });
+      const ops: BatchOp[] = [];
+      for (let owner = 0; owner < this.executor.owners; owner++) {
+        const taken = this.residents.take(owner);
+        if (taken.snapshots.length === 0) continue;
+        const reply = await this.executor.run({ groups: [], snapshots: taken.snapshots }, owner);
+        const bytes = reply.needPlan === true || reply.lost !== undefined ? [] : (reply.snapshots ?? []);
+        taken.entries.forEach((entry, i) => {
+          const state = bytes[i];
+          if (state != null) ops.push(...userSnapshotOps(entry.org, entry.user, entry.seq, state, entry.count, entry.mark));
+        });
+      }
       if (ops.length > 0) await this.env.store.batch(ops, this.env.fsync ? { sync: true } : undefined);
-      for (const lane of this.lanes) lane.pendingSnapshots.clear();
       for (const entry of dirty) markClean(entry);
     } finally {
       await this.executor.close();
@@ -337,29 +341,36 @@ export class Pipeline implements IngestPipeline {
     return info;
   }
 
-  /** A dirty state leaving the cache (or dirty too long) is snapshotted with its partition's next batch. */
-  private queueSnapshot(entry: CachedUser): void {
-    if (!entry.dirty) return;
+  /**
+   * A user leaving the cache: its owner is told (with the next group) to snapshot the state if dirty and forget it.
+   * A user in an uncommitted group is left alone: that group puts it back, or forgets it if it fails.
+   */
+  private evicted(entry: CachedUser): void {
     const lane = this.lanes[entry.partition] as Lane;
-    lane.pendingSnapshots.set(userKey(entry.org, entry.user), {
-      org: entry.org,
-      user: entry.user,
-      seq: entry.seq,
-      bytes: entry.bytes,
-      count: entry.count,
-      mark: entry.mark,
-    });
+    if (lane.busy.has(userKey(entry.org, entry.user))) return;
+    this.residents.ask(entry, { encode: entry.dirty, drop: true });
     markClean(entry);
-    lane.flushWanted = true;
-    this.schedule(lane);
+    this.askSoon(lane);
   }
 
+  /** A dirty state is snapshotted (encoded by its owner) with the next group, once it has been dirty too long. */
   private sweepDirty(): void {
     if (this.closing !== undefined) return;
     const now = this.now();
     for (const entry of this.cache.values()) {
-      if (entry.dirty && now - entry.dirtySince >= this.snapshotAfterMs) this.queueSnapshot(entry);
+      if (!entry.dirty || now - entry.dirtySince < this.snapshotAfterMs) continue;
+      const lane = this.lanes[entry.partition] as Lane;
+      if (lane.busy.has(userKey(entry.org, entry.user))) continue;
+      this.residents.ask(entry, { encode: true, drop: false });
+      markClean(entry);
+      this.askSoon(lane);
     }
+  }
+
+  /** A group runs soon to carry the asks, even when no item comes. */
+  private askSoon(lane: Lane): void {
+    lane.flushWanted = true;
+    this.schedule(lane);
   }
 }
 

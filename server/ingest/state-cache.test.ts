@@ -12,7 +12,7 @@ function entry(n: number, stateBytes: number): CachedUser {
     org: ORG,
     user: userId(n),
     partition: 0,
-    bytes: new Uint8Array(stateBytes),
+    size: stateBytes,
     memberships: [1, 2],
     seq: n,
     count: 1,

@@ -1,5 +1,6 @@
-// The bounded, least-recently-used cache of users' encoded engine states, with what the write-behind snapshots need:
-// the log sequence each state covers and whether it is newer than its last snapshot. Evictions are handed back.
+// The bounded, least-recently-used index of the users whose decoded engine states their partition owners keep
+// resident (work.ts), with what the write-behind snapshots need: the log sequence each state covers and whether it
+// is newer than its last snapshot. Evictions are handed back (the owner is then told to snapshot and forget).
 
 import { ByteLru } from '../byte-lru.js';
 
@@ -7,8 +8,8 @@ export interface CachedUser {
   readonly org: string;
   readonly user: string;
   readonly partition: number;
-  /** The encoded state (engine codec). */
-  bytes: Uint8Array;
+  /** Bytes the owner's resident state holds (its estimate, work.ts residentBytes). */
+  size: number;
   /** Sorted cohort codes of the state. */
   memberships: readonly number[];
   /** The last log sequence the state covers (its snapshot stamp). */
@@ -32,9 +33,9 @@ export function userKey(org: string, user: string): string {
   return `${org}\u0000${user}`;
 }
 
-/** Bytes a cached user holds: its encoded state and memberships, plus the entry, its key and map slots. */
+/** Bytes a cached user holds: its resident state and memberships, plus the entry, its key and map slots. */
 export function entryBytes(entry: CachedUser): number {
-  return entry.bytes.byteLength + entry.memberships.length * 8 + (entry.org.length + entry.user.length) * 4 + 256;
+  return entry.size + entry.memberships.length * 8 + (entry.org.length + entry.user.length) * 4 + 256;
 }
 
 /**

@@ -1,21 +1,45 @@
-// A group's compute (tick.ts): every user with work, grouped by organization, in ONE executor task; the plan's
-// cohorts are attached for the organizations the executor asks for (needPlan) and the task is sent again.
+// A group's compute (tick.ts): every user with work goes to its partition's owner, grouped by organization, ONE
+// task per owner (all owners at once), carrying first what the owner is still to be told about its resident states
+// (residents.ts). The plan's cohorts are attached for the organizations an owner asks for (needPlan) and the task
+// is sent again. An owner that lost its states (its thread was replaced) makes the group fail, after the cache
+// forgets every user of that owner (they are loaded from the store again).
 
-import type { Executor } from './executor.js';
 import type { PlanInfo } from './plan-info.js';
-import { needsCompute, type UserWork } from './tick.js';
-import type { WorkGroup, WorkStep, WorkUser } from './work.js';
+import type { TakenAsks } from './residents.js';
+import { userKey } from './state-cache.js';
+import { needsCompute, type TickEnv, type UserWork } from './tick.js';
+import type { WorkGroup, WorkStep, WorkTask, WorkUser } from './work.js';
 
-/** Runs the users' steps on the executor and stores each user's result in `work.result`. */
-export async function compute(executor: Executor, users: Map<string, UserWork>, plans: Map<string, PlanInfo>): Promise<void> {
-  const byOrg = new Map<string, UserWork[]>();
+/** The asks one task carried and the encoded states its owner answered (one per snapshot ask). */
+export interface CarriedAsks {
+  readonly taken: TakenAsks;
+  bytes: readonly (Uint8Array | null)[];
+}
+
+/** Runs the users' steps on their owners and stores each user's result in `work.result`; `carried` gets the asks sent. */
+export async function compute(env: TickEnv, users: Map<string, UserWork>, plans: Map<string, PlanInfo>, carried: CarriedAsks[]): Promise<void> {
+  const { executor } = env;
+  const byOwner: Map<string, UserWork[]>[] = Array.from({ length: executor.owners }, () => new Map());
   for (const work of users.values()) {
     if (!needsCompute(work)) continue;
+    const byOrg = byOwner[executor.ownerOf(work.partition)] as Map<string, UserWork[]>;
     const list = byOrg.get(work.org) ?? [];
     list.push(work);
     byOrg.set(work.org, list);
   }
-  if (byOrg.size === 0) return;
+  const runs: Promise<void>[] = [];
+  byOwner.forEach((byOrg, owner) => {
+    const taken = env.residents.take(owner);
+    const asks = taken.drops.length > 0 || taken.snapshots.length > 0;
+    if (byOrg.size === 0 && !asks) return;
+    const carry: CarriedAsks = { taken, bytes: [] };
+    if (asks) carried.push(carry);
+    runs.push(runOwner(env, owner, byOrg, plans, carry));
+  });
+  await Promise.all(runs);
+}
+
+async function runOwner(env: TickEnv, owner: number, byOrg: Map<string, UserWork[]>, plans: Map<string, PlanInfo>, carry: CarriedAsks): Promise<void> {
   const orgs = [...byOrg.keys()];
   const attach = new Set<string>();
   for (let attempt = 0; attempt < 3; attempt++) {
@@ -24,11 +48,17 @@ export async function compute(executor: Executor, users: Map<string, UserWork>, 
       const group = { org, version: plan.version, users: (byOrg.get(org) as UserWork[]).map(toWorkUser) };
       return attach.has(org) ? { ...group, cohorts: plan.cohorts, inactive: plan.inactive } : group;
     });
-    const reply = await executor.run({ groups });
+    const task: WorkTask = { groups, drops: carry.taken.drops, snapshots: carry.taken.snapshots };
+    const reply = await env.executor.run(task, owner);
     if (reply.needPlan === true) {
       for (const org of reply.orgs) attach.add(org);
       continue;
     }
+    if (reply.lost !== undefined) {
+      forgetOwner(env, owner);
+      throw new Error(`the partition owner ${owner} lost ${reply.lost.length} resident state(s) (its thread was replaced)`);
+    }
+    carry.bytes = reply.snapshots ?? [];
     orgs.forEach((org, g) => {
       const results = reply.groups[g] ?? [];
       (byOrg.get(org) as UserWork[]).forEach((work, u) => {
@@ -40,12 +70,28 @@ export async function compute(executor: Executor, users: Map<string, UserWork>, 
   throw new Error('the executor kept asking for plans it was sent');
 }
 
+/** Every cached user of the owner is loaded from the store again (snapshot + later events: the exact state). */
+function forgetOwner(env: TickEnv, owner: number): void {
+  for (const entry of [...env.cache.values()]) {
+    if (env.executor.ownerOf(entry.partition) === owner) env.cache.delete(userKey(entry.org, entry.user));
+  }
+  env.residents.clear(owner);
+}
+
 function toWorkUser(work: UserWork): WorkUser {
   const steps = work.steps.map((step): WorkStep => {
     if (step.item.kind === 'append') return { kind: 'events', events: step.fresh.map((fresh) => fresh.engine) };
     if (step.item.kind === 'evaluate') return { kind: 'evaluate', now: step.item.now };
     return { kind: 'read' };
   });
-  const user = { state: work.base.bytes.length > 0 ? work.base.bytes : null, replay: work.replay, steps, ctx: work.ctx };
+  const user: WorkUser = {
+    key: work.key,
+    resident: work.resident,
+    state: work.loaded,
+    replay: work.replay,
+    snapshot: work.due,
+    steps,
+    ctx: work.ctx,
+  };
   return work.decision?.kind === 'inline' ? { ...user, catchup: work.decision.catchup } : user;
 }

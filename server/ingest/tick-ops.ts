@@ -1,12 +1,12 @@
-// The store batch of a committed tick: pending snapshots, events with their transitions (sequences continue the
-// partition log), extra ops, catch-up and re-evaluation transitions (catch-ups logged `replay: true`, server/backfill/README.md),
-// the size counter deltas per cohort generation (D19; their writes are added at write time, tick.ts) and the
-// snapshots now due; plus each user's next cached state.
+// A lane's part of a committed group's batch: events with their transitions (sequences continue the partition log),
+// extra ops, catch-up and re-evaluation transitions (catch-ups logged `replay: true`, server/backfill/README.md), the
+// size counter deltas per cohort generation (D19; their writes are added at write time, tick.ts) and the snapshots
+// now due (encoded by the owners, tick.ts `snapshotDue`); plus each user's next cache entry.
 
 import type { BatchOp } from '../store/contract.js';
 import { eventOps, transitionOps } from '../domain/events/index.js';
 import type { LoggedTransition } from '../domain/events/index.js';
-import type { Lane, LaneItem, PendingSnapshot } from './lane.js';
+import type { Lane, LaneItem } from './lane.js';
 import { userSnapshotOps } from './load.js';
 import type { PlanInfo } from './plan-info.js';
 import { SizeDeltas } from './sizes.js';
@@ -24,12 +24,9 @@ export function buildOps(
   stepOf: StepOf,
   users: Map<string, UserWork>,
   plans: ReadonlyMap<string, PlanInfo>,
-  included: readonly PendingSnapshot[],
 ): { ops: BatchOp[]; seq: number; deltas: SizeDeltas } {
   const partition = lane.partition;
   const ops: BatchOp[] = [];
-  // Older snapshots first: a newer one of the same user later in the batch wins.
-  for (const pending of included) ops.push(...userSnapshotOps(pending.org, pending.user, pending.seq, pending.bytes, pending.count, pending.mark));
 
   let seq = lane.lastSeq;
   const seqOf = new Map<UserWork, number>();
@@ -92,12 +89,8 @@ export function buildOps(
     let unsnapshotted = work.base.unsnapshotted + added;
     const dirtySince = wasDirty ? work.base.dirtySince : now;
     const userSeq = Math.max(seqOf.get(work) ?? 0, work.base.seq);
-    // Re-evaluations and catch-ups change state without an event, and a user's first state carries its mark (when
-    // any cohort has a generation): all are snapshotted with the batch that counts them (recovery then neither loses
-    // nor repeats a count).
-    const first = work.base.count === 0 && plan.maxGen > 0;
-    const due = work.evaluated || stale !== undefined || first || unsnapshotted >= env.snapshotEvery || now - dirtySince >= env.snapshotAfterMs;
-    if (dirty && due) {
+    if (dirty && work.due) {
+      if (result.state === undefined) throw new Error('a due snapshot was not encoded by its owner');
       ops.push(...userSnapshotOps(work.org, work.user, userSeq, result.state, result.count, mark));
       work.snapshotted = true;
       dirty = false;
@@ -107,7 +100,7 @@ export function buildOps(
       org: work.org,
       user: work.user,
       partition,
-      bytes: result.state,
+      size: result.bytes,
       memberships,
       seq: userSeq,
       count: result.count,

@@ -1,25 +1,27 @@
 // A group of partition ticks (ARCHITECTURE "The ingest path"): each lane's items in arrival order: resolve retried
-// ids (D29), load states, catch up users behind the plan (server/backfill/README.md), compute on the executor (one
-// task), then ONE store batch for the group (events with their transitions, extra ops, size counters, snapshots),
-// chained after the batches built before it, then update the cache and sizes and answer the requests.
+// ids (D29), find each user's state (resident in its partition owner, or loaded: snapshot + later events), catch up
+// users behind the plan (server/backfill/README.md), compute on the owners (one task each), then ONE store batch for
+// the group (events with their transitions, extra ops, size counters, snapshots), chained after the batches built
+// before it, then update the cache and sizes and answer the requests.
 
 import type { EngineEvent, SegmentContext } from '../../engine/api.js';
-import type { Store } from '../store/contract.js';
+import type { BatchOp, Store } from '../store/contract.js';
 import { ServiceError } from '../errors.js';
 import { toStoredEvent, type EventRecord, type LoggedTransition, type StoredEvent } from '../domain/events/index.js';
 import { clientIdKey } from '../domain/events/keys.js';
 import { planCatchUps, handBack, type CatchUpDecision, type CatchUpLimits } from './catchup.js';
 import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from './context.js';
 import type { Executor } from './executor.js';
-import { orgOf, userOf, type Lane, type LaneItem, type PendingSnapshot } from './lane.js';
-import { findStoredIds, loadStoredState } from './load.js';
+import { orgOf, userOf, type Lane, type LaneItem } from './lane.js';
+import { findStoredIds, loadStoredState, userSnapshotOps } from './load.js';
 import type { PlanInfo } from './plan-info.js';
 import { AudienceSizes, type SizeDeltas } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from './state-cache.js';
+import type { ResidentAsks } from './residents.js';
 import { buildOps } from './tick-ops.js';
 import type { NewEvent } from './types.js';
 import type { UserResult } from './work.js';
-import { compute } from './tick-compute.js';
+import { compute, type CarriedAsks } from './tick-compute.js';
 import { unstorable } from './isolate.js';
 
 export type { PlanInfo } from './plan-info.js';
@@ -27,6 +29,8 @@ export type { PlanInfo } from './plan-info.js';
 export interface TickEnv {
   readonly store: Store;
   readonly cache: StateCache;
+  /** What the owners are still to be told about their resident states (snapshots, forgotten states). */
+  readonly residents: ResidentAsks;
   readonly sizes: AudienceSizes;
   readonly executor: Executor;
   readonly fsync: boolean;
@@ -67,17 +71,27 @@ export interface Step {
   readonly answers: (StoredEvent | FreshEvent)[];
 }
 
+/** What the main thread knows of a user's state (its cache entry without the names). */
+export type UserMeta = Omit<CachedUser, 'org' | 'user' | 'partition'>;
+
 export interface UserWork {
   readonly org: string;
   readonly user: string;
   readonly key: string;
+  readonly partition: number;
   readonly steps: Step[];
-  base: Omit<CachedUser, 'org' | 'user' | 'partition'>;
+  base: UserMeta;
+  /** The owner holds the user's state as `base` describes it (else `loaded` + `replay` give it). */
+  resident: boolean;
+  /** The stored snapshot's state (null: none, or resident). */
+  loaded: Uint8Array | null;
   replay: readonly EngineEvent[];
   ctx: ContextData;
   decision: CatchUpDecision | undefined;
   result: UserResult | undefined;
   evaluated: boolean;
+  /** A snapshot is due with the tick's batch if the state is newer than its last one (decided before the compute). */
+  due: boolean;
   /** The tick's batch writes the user's snapshot. */
   snapshotted: boolean;
   next: CachedUser | undefined;
@@ -86,21 +100,18 @@ export interface UserWork {
 export type StepOf = Map<LaneItem, { work: UserWork; index: number }>;
 
 /**
- * What a lane hands to a group of ticks (pipeline.ts starts one group per event-loop turn): its runnable items (no
- * user of them is in another uncommitted group) and the pending snapshots the batch writes, already moved from
- * `pendingSnapshots` to `writing`.
+ * What a lane hands to a group of ticks (groups.ts starts one group per event-loop turn): its runnable items (no
+ * user of them is in another uncommitted group); none when only asks to the owners are waiting.
  */
 export interface TickRun {
   readonly lane: Lane;
   readonly items: readonly LaneItem[];
-  readonly included: readonly PendingSnapshot[];
 }
 
-/** One lane's part of a group: its users, the pending snapshots its batch writes and the items still in it. */
+/** One lane's part of a group: its users and the items still in it. */
 interface LaneTick {
   readonly lane: Lane;
   readonly items: readonly LaneItem[];
-  readonly included: readonly PendingSnapshot[];
   readonly users: Map<string, UserWork>;
   readonly stepOf: StepOf;
   active: readonly LaneItem[];
@@ -120,13 +131,14 @@ export interface WriteChain {
  * their cached states and the snapshots the batch held; nothing of the batch was written.
  */
 export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: () => void = () => undefined): Promise<void> {
-  const ticks: LaneTick[] = runs.map(({ lane, items, included }) => ({ lane, items, included, users: new Map(), stepOf: new Map(), active: items }));
+  const ticks: LaneTick[] = runs.map(({ lane, items }) => ({ lane, items, users: new Map(), stepOf: new Map(), active: items }));
   const allocated: { lane: Lane; from: number; to: number }[] = [];
+  const carried: CarriedAsks[] = [];
   try {
     const all = new Map<string, UserWork>();
     for (const tick of ticks) {
       for (const item of tick.items) {
-        const work = workOf(tick.users, orgOf(item), userOf(item));
+        const work = workOf(tick.users, tick.lane.partition, orgOf(item), userOf(item));
         tick.stepOf.set(item, { work, index: work.steps.length });
         work.steps.push({ item, fresh: [], answers: [] });
       }
@@ -134,7 +146,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
       for (const [key, work] of tick.users) all.set(key, work);
     }
     await resolveRetries(env.store, all);
-    await Promise.all(ticks.map((tick) => loadStates(env, tick.lane, tick.users, new Set(tick.included))));
+    await Promise.all(ticks.map((tick) => loadStates(env, tick.lane, tick.users)));
     await Promise.all(
       ticks.map(async (tick) => {
         tick.active = await decideCatchUps(env, tick.lane, tick.users, tick.items);
@@ -150,11 +162,13 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
         if (hasProbes(probes)) work.ctx = captureContext(await env.contextOf(work.org, work.user), probes);
       }),
     );
-    await compute(env.executor, computed, plans);
+    const now = env.now();
+    for (const work of computed.values()) work.due = snapshotDue(env, work, plans.get(work.org) as PlanInfo, now);
+    await compute(env, computed, plans, carried);
     // Sequences are taken now (this group's batch is written after every batch built before it).
     const parts = ticks.map((tick) => {
       const from = tick.lane.lastSeq;
-      const part = buildOps(env, tick.lane, tick.active, tick.stepOf, tick.users, plans, tick.included);
+      const part = buildOps(env, tick.lane, tick.active, tick.stepOf, tick.users, plans);
       tick.lane.lastSeq = part.seq;
       allocated.push({ lane: tick.lane, from, to: part.seq });
       return part;
@@ -167,7 +181,9 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     built();
     try {
       await previous;
-      const ops = parts.length === 1 ? (parts[0] as (typeof parts)[number]).ops : parts.flatMap((part) => part.ops);
+      // Snapshots the owners encoded for asks (older than anything of this group: written first, a newer one wins).
+      const ops = carriedSnapshotOps(carried);
+      for (const part of parts) for (const op of part.ops) ops.push(op);
       // D19: counters from the committed counts (every earlier batch has committed and applied its deltas).
       ticks.forEach((tick, i) => ops.push(...env.sizes.opsFor(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas)));
       if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
@@ -193,14 +209,15 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     }
     // Sequences are reused unless a later group took some meanwhile (a gap in a partition log is harmless).
     for (const { lane, from, to } of allocated) if (lane.lastSeq === to) lane.lastSeq = from;
+    // The snapshots the batch held are lost: each state they hold is also what the stored snapshot plus the user's
+    // stored events give (lazy recovery), so nothing is lost but a snapshot.
+    forgetCarried(env, carried);
     for (const tick of ticks) {
-      // The snapshots the batch held are dropped: each state they hold is also what the stored snapshot plus the
-      // user's stored events give (lazy recovery), so nothing is lost but a snapshot.
-      for (const pending of tick.included) {
-        const key = userKey(pending.org, pending.user);
-        if (tick.lane.writing.get(key) === pending) tick.lane.writing.delete(key);
+      // The owners' states of the group's users ran ahead of what is stored: forgotten, loaded again when needed.
+      for (const [key, work] of tick.users) {
+        env.cache.delete(key);
+        env.residents.invalidate(work.partition, key);
       }
-      for (const key of tick.users.keys()) env.cache.delete(key);
       if (bad.size === 0) {
         for (const item of tick.active) item.reject(failure);
         continue;
@@ -211,23 +228,18 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
   }
 }
 
-/** A lane's part of a committed batch: counters before answers (D19), the cache after the pending snapshots it supersedes are dropped. */
+/** A lane's part of a committed batch: counters before answers (D19), then the cache. */
 function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
   const { lane, users } = tick;
   env.sizes.apply(lane.partition, deltas);
-  for (const pending of tick.included) {
-    const key = userKey(pending.org, pending.user);
-    if (lane.writing.get(key) === pending) lane.writing.delete(key);
-  }
   for (const work of users.values()) {
-    if (work.next === undefined) continue;
-    // A snapshot queued while the tick ran is older than the tick's state, which the cache now holds: unless the
-    // batch snapshotted the user, that state must stay dirty so that a snapshot still follows.
-    if (lane.pendingSnapshots.delete(work.key) && !work.snapshotted && !work.next.dirty) {
-      work.next.dirty = true;
-      work.next.dirtySince = env.now();
+    if (work.next !== undefined) env.cache.set(work.next);
+    else if (work.resident) {
+      // Its owner keeps no state for a user it did not evaluate (E5), and one whose items left the tick is loaded
+      // again when next needed.
+      env.cache.delete(work.key);
+      env.residents.invalidate(work.partition, work.key);
     }
-    env.cache.set(work.next);
   }
   for (const item of tick.active) answer(item, tick.stepOf.get(item) as { work: UserWork; index: number });
 }
@@ -261,7 +273,7 @@ async function decideCatchUps(env: TickEnv, lane: Lane, users: Map<string, UserW
   return leaving.size === 0 ? items : items.filter((item) => !leaving.has(item));
 }
 
-function workOf(users: Map<string, UserWork>, org: string, user: string): UserWork {
+function workOf(users: Map<string, UserWork>, partition: number, org: string, user: string): UserWork {
   const key = userKey(org, user);
   let work = users.get(key);
   if (work === undefined) {
@@ -269,13 +281,17 @@ function workOf(users: Map<string, UserWork>, org: string, user: string): UserWo
       org,
       user,
       key,
+      partition,
       steps: [],
-      base: { bytes: new Uint8Array(0), memberships: [], seq: 0, count: 0, mark: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
+      base: { size: 0, memberships: [], seq: 0, count: 0, mark: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
+      resident: false,
+      loaded: null,
       replay: [],
       ctx: EMPTY_CONTEXT_DATA,
       decision: undefined,
       result: undefined,
       evaluated: false,
+      due: false,
       snapshotted: false,
       next: undefined,
     };
@@ -316,35 +332,25 @@ async function resolveRetries(store: Store, users: Map<string, UserWork>): Promi
   }
 }
 
-async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>, included: ReadonlySet<PendingSnapshot>): Promise<void> {
+/** Each user's state: resident in its owner (the cache, or an ask not sent yet names it), else loaded from the store. */
+async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>): Promise<void> {
   await Promise.all(
     [...users.values()].map(async (work) => {
-      const cached = env.cache.get(work.key);
-      if (cached !== undefined) {
-        work.base = { ...cached };
-        return;
+      let resident = env.cache.get(work.key);
+      if (resident === undefined) {
+        resident = env.residents.reclaim(lane.partition, work.key);
+        // Back in the cache, which says what the owners hold (a user whose items leave the tick stays resident).
+        if (resident !== undefined) env.cache.set(resident);
       }
-      const pending = lane.pendingSnapshots.get(work.key) ?? lane.writing.get(work.key);
-      if (pending !== undefined) {
-        // Clean when this tick's batch writes it; queued after the tick started, it is dropped at commit (the
-        // cache then holds the user), so the state stays dirty.
-        const dirty = !included.has(pending);
-        work.base = {
-          bytes: pending.bytes,
-          memberships: [],
-          seq: pending.seq,
-          count: pending.count,
-          mark: pending.mark,
-          dirty,
-          unsnapshotted: 0,
-          dirtySince: dirty ? env.now() : 0,
-        };
+      if (resident !== undefined) {
+        work.base = { ...resident };
+        work.resident = true;
         return;
       }
       const loaded = await loadStoredState(env.store, work.org, work.user);
       const dirty = loaded.replay.length > 0;
       work.base = {
-        bytes: loaded.bytes ?? new Uint8Array(0),
+        size: 0,
         memberships: [],
         seq: loaded.seq,
         count: loaded.count,
@@ -353,14 +359,62 @@ async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>
         unsnapshotted: loaded.replay.length,
         dirtySince: dirty ? env.now() : 0,
       };
+      work.loaded = loaded.bytes;
       work.replay = loaded.replay;
     }),
   );
 }
 
+/**
+ * Whether the user's state, if newer than its last snapshot after the tick, is snapshotted with the tick's batch:
+ * after `snapshotEvery` events or `snapshotAfterMs`, and always after a re-evaluation or a catch-up (they change
+ * state without an event) and for a user's first state when a cohort has a generation (it carries its mark):
+ * recovery then neither loses nor repeats a count. Decided before the compute, which encodes only those states.
+ */
+function snapshotDue(env: TickEnv, work: UserWork, plan: PlanInfo, now: number): boolean {
+  const added = work.steps.reduce((sum, step) => sum + step.fresh.length, 0);
+  const evaluates = work.steps.some((step) => step.item.kind === 'evaluate');
+  const first = work.base.count === 0 && plan.maxGen > 0;
+  const since = work.base.dirty ? work.base.dirtySince : now;
+  return (
+    evaluates ||
+    work.decision?.kind === 'inline' ||
+    first ||
+    work.base.unsnapshotted + added >= env.snapshotEvery ||
+    now - since >= env.snapshotAfterMs
+  );
+}
+
+/** The snapshot ops of the asks a group carried: stamped with what each entry covered when it was asked. */
+function carriedSnapshotOps(carried: readonly CarriedAsks[]): BatchOp[] {
+  const ops: BatchOp[] = [];
+  for (const { taken, bytes } of carried) {
+    taken.entries.forEach((entry, i) => {
+      const state = bytes[i];
+      if (state != null) ops.push(...userSnapshotOps(entry.org, entry.user, entry.seq, state, entry.count, entry.mark));
+    });
+  }
+  return ops;
+}
+
+/** A failed group's asks: states it made its owner forget stay forgotten; the others are dirty again. */
+function forgetCarried(env: TickEnv, carried: readonly CarriedAsks[]): void {
+  const now = env.now();
+  for (const { taken } of carried) {
+    taken.entries.forEach((entry, i) => {
+      const key = userKey(entry.org, entry.user);
+      if (taken.snapshots[i]?.drop === true) env.residents.invalidate(entry.partition, key);
+      else if (env.cache.peek(key) === entry && !entry.dirty) {
+        entry.dirty = true;
+        entry.dirtySince = now;
+      }
+    });
+  }
+}
+
 /** A user with no state and no new event has nothing to evaluate (E5): its answers are empty memberships. */
 export function needsCompute(work: UserWork): boolean {
-  return work.base.bytes.length > 0 || work.replay.length > 0 || work.steps.some((step) => step.fresh.length > 0);
+  return work.resident || work.loaded !== null || work.replay.length > 0 || work.steps.some((step) => step.fresh.length > 0);
 }
 
 function answer(item: LaneItem, at: { work: UserWork; index: number }): void {

@@ -1,7 +1,9 @@
-// The compute of one partition tick, pure and the same in a piscina worker or inline: per user, decode the state,
-// replay the events after its snapshot, catch up cohorts newer than the state (server/backfill/README.md: adopt slots and
-// memberships from a replay of the user's history), run each step (events through `segment`, E20), encode. Also
-// replays of history alone (a catch-up's source built off the lanes, offline cohorts).
+// The compute of a partition owner (server/ingest/README.md), the same in a piscina worker or inline: the owner keeps
+// its users' decoded states resident (`Residents`); per user of a task, take the resident state (or the one the main
+// thread loaded: snapshot + the events after it), catch up cohorts newer than the state (server/backfill/README.md:
+// adopt slots and memberships from a replay of the user's history), run each step (events through `segment`, E20).
+// States are encoded only for snapshots the main thread asks for. Also replays of history alone (a catch-up's
+// source built off the lanes, offline cohorts), which touch no resident state.
 
 import type { CohortDefinition, EngineEvent, SegmentContext, Transition } from '../../engine/api.js';
 import {
@@ -25,10 +27,16 @@ export type WorkStep =
   | { readonly kind: 'read' };
 
 export interface WorkUser {
-  /** The encoded state (the snapshot, or the cached state); null for a user never seen. */
+  /** The user's key (state-cache.ts userKey): its resident state's name in the owner. */
+  readonly key: string;
+  /** Use the owner's resident state; otherwise `state` + `replay` replace whatever the owner holds. */
+  readonly resident: boolean;
+  /** The encoded state (the snapshot); null for a user never seen. Ignored when resident. */
   readonly state: Uint8Array | null;
   /** Stored events after the snapshot's sequence: already logged, their transitions are not reported again. */
   readonly replay: readonly EngineEvent[];
+  /** Answer the encoded state after the steps (a snapshot is due). */
+  readonly snapshot: boolean;
   readonly steps: readonly WorkStep[];
   readonly ctx: ContextData;
   /** Before the steps: bring cohorts `stale` up to date from `source` once it has replayed `events`. */
@@ -77,9 +85,19 @@ export interface WorkGroup {
   readonly users: readonly WorkUser[];
 }
 
+/** A resident state to encode before the task's compute (a write-behind snapshot), then forget when `drop`. */
+export interface SnapshotAsk {
+  readonly key: string;
+  readonly drop: boolean;
+}
+
 export interface WorkTask {
   readonly groups: readonly WorkGroup[];
   readonly replays?: readonly ReplayGroup[];
+  /** Resident states to forget first (evicted clean, or invalidated by a failed batch). */
+  readonly drops?: readonly string[];
+  /** Resident states to encode (and maybe forget) before the compute: they are as last committed. */
+  readonly snapshots?: readonly SnapshotAsk[];
 }
 
 export interface StepResult {
@@ -89,7 +107,10 @@ export interface StepResult {
 }
 
 export interface UserResult {
-  readonly state: Uint8Array;
+  /** The encoded state, when a snapshot was asked for. */
+  readonly state?: Uint8Array;
+  /** Bytes the resident state holds (an estimate, for the main thread's byte-bounded LRU, D40). */
+  readonly bytes: number;
   /** Events the state has seen; 0 = never evaluated (E5). */
   readonly count: number;
   /** Memberships once the replay is done and before a catch-up, i.e. as last committed (plan cohorts only). */
@@ -102,12 +123,20 @@ export interface UserResult {
 }
 
 export type WorkReply =
-  | { readonly needPlan: true; readonly orgs: readonly string[] }
+  | { readonly needPlan: true; readonly orgs: readonly string[]; readonly lost?: undefined }
+  /** Users asked for as resident that the owner does not hold (its thread was restarted): nothing was run. */
+  | { readonly needPlan?: undefined; readonly lost: readonly string[] }
   | {
       readonly needPlan?: undefined;
+      readonly lost?: undefined;
       readonly groups: readonly (readonly UserResult[])[];
       readonly replays?: readonly (readonly ReplayResult[])[];
+      /** One per `snapshots` ask: the encoded state, or null when the owner does not hold it. */
+      readonly snapshots?: readonly (Uint8Array | null)[];
     };
+
+/** The decoded states an owner keeps, by user key; the main thread decides what enters and leaves (state-cache.ts). */
+export type Residents = Map<string, UserState>;
 
 /** Compiled plans of one executor, the latest version per organization. */
 export class PlanCache {
@@ -129,7 +158,7 @@ export class PlanCache {
   }
 }
 
-export function runWork(task: WorkTask, cache: PlanCache): WorkReply {
+export function runWork(task: WorkTask, cache: PlanCache, residents: Residents): WorkReply {
   const missing = new Set<string>();
   const planOf = (group: ReplayGroup | WorkGroup): Plan | undefined => {
     const plan =
@@ -141,10 +170,27 @@ export function runWork(task: WorkTask, cache: PlanCache): WorkReply {
   const plans = task.groups.map(planOf);
   const replayPlans = (task.replays ?? []).map(planOf);
   if (missing.size > 0) return { needPlan: true, orgs: [...missing] };
-  const groups = task.groups.map((group, g) => group.users.map((user) => runUser(plans[g] as Plan, user)));
-  if (task.replays === undefined) return { groups };
-  const replays = task.replays.map((group, g) => group.items.map((item) => runReplay(replayPlans[g] as Plan, item)));
-  return { groups, replays };
+  const lost = task.groups.flatMap((group) => group.users.filter((user) => user.resident && !residents.has(user.key)).map((user) => user.key));
+  if (lost.length > 0) return { lost };
+  for (const key of task.drops ?? []) residents.delete(key);
+  const snapshots = task.snapshots?.map((ask) => {
+    const state = residents.get(ask.key);
+    if (ask.drop) residents.delete(ask.key);
+    return state === undefined ? null : encodeState(state);
+  });
+  const groups = task.groups.map((group, g) => group.users.map((user) => runUser(plans[g] as Plan, user, residents)));
+  const replays = task.replays?.map((group, g) => group.items.map((item) => runReplay(replayPlans[g] as Plan, item)));
+  return { groups, ...(replays === undefined ? {} : { replays }), ...(snapshots === undefined ? {} : { snapshots }) };
+}
+
+/** An estimate of the bytes a decoded state holds: its arrays, ring objects and keys (D40: the LRU is bounded in bytes). */
+export function residentBytes(state: UserState): number {
+  let bytes = 400 + state.nums.byteLength + state.flags.byteLength + 8 * state.objs.length;
+  for (const obj of state.objs) {
+    if (obj instanceof Uint8Array) bytes += 64 + obj.byteLength;
+    else if (Array.isArray(obj)) bytes += 32 + 8 * obj.length;
+  }
+  return bytes + 2 * ((state.sessionKey?.length ?? 0) + (state.viewKey?.length ?? 0));
 }
 
 function runReplay(plan: Plan, item: ReplayItem): ReplayResult {
@@ -154,10 +200,16 @@ function runReplay(plan: Plan, item: ReplayItem): ReplayResult {
   return { state: encodeState(state), count: state.count, memberships: membershipsOf(state) };
 }
 
-function runUser(plan: Plan, user: WorkUser): UserResult {
-  let state = user.state === null ? newUserState() : decodeState(user.state);
+function runUser(plan: Plan, user: WorkUser, residents: Residents): UserResult {
+  let state: UserState;
   const ctx = contextFromData(user.ctx);
-  if (user.replay.length > 0) segment(plan, state, user.replay, ctx);
+  if (user.resident) state = residents.get(user.key) as UserState;
+  else {
+    // A state the main thread loaded replaces whatever this owner held (its state may be ahead of the committed one).
+    residents.delete(user.key);
+    state = user.state === null ? newUserState() : decodeState(user.state);
+    if (user.replay.length > 0) segment(plan, state, user.replay, ctx);
+  }
   // Binding first: memberships of cohorts the plan lacks (disabled, deleted) are dropped, never counted (D19).
   const missing = missingSlots(plan, state);
   const previous = membershipsOf(state);
@@ -178,7 +230,9 @@ function runUser(plan: Plan, user: WorkUser): UserResult {
       steps.push({ transitions: [], memberships: membershipsOf(state) });
     }
   }
-  const result = { state: encodeState(state), count: state.count, previous, current, steps };
+  // A user with no events keeps no state (E5): nothing was evaluated, nothing to hold.
+  if (state.count > 0) residents.set(user.key, state);
+  const result = { bytes: residentBytes(state), count: state.count, previous, current, steps, ...(user.snapshot ? { state: encodeState(state) } : {}) };
   return caughtUp === undefined ? result : { ...result, caughtUp };
 }
 

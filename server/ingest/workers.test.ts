@@ -54,15 +54,56 @@ describe('piscina workers (threads: 2)', () => {
   it('answer needPlan for a version they lack, then compile the attached cohorts and return encoded states', async () => {
     const executor = createExecutor(2);
     try {
-      const user = { state: null, replay: [], steps: [{ kind: 'events' as const, events: [{ name: 'Pageview', time: T0, properties: {} }] }], ctx: EMPTY_CONTEXT_DATA };
+      const user = {
+        key: 'u1',
+        resident: false,
+        state: null,
+        replay: [],
+        snapshot: true,
+        steps: [{ kind: 'events' as const, events: [{ name: 'Pageview', time: T0, properties: {} }] }],
+        ctx: EMPTY_CONTEXT_DATA,
+      };
       const task = { groups: [{ org: ORG, version: 7, users: [user] }] };
-      expect(await executor.run(task)).toEqual({ needPlan: true, orgs: [ORG] });
-      const reply = await executor.run({ groups: [{ ...task.groups[0], org: ORG, version: 7, users: [user], cohorts: COHORTS }] });
-      if (reply.needPlan === true) throw new Error('the plan was attached');
+      expect(await executor.run(task, 0)).toEqual({ needPlan: true, orgs: [ORG] });
+      const reply = await executor.run({ groups: [{ ...task.groups[0], org: ORG, version: 7, users: [user], cohorts: COHORTS }] }, 0);
+      if (reply.needPlan === true || reply.lost !== undefined) throw new Error('the plan was attached');
       const result = reply.groups[0]?.[0];
       expect(result?.steps[0]?.memberships).toEqual([]);
       expect(result?.state).toBeInstanceOf(Uint8Array);
       expect(decodeState(result?.state as Uint8Array).count).toBe(1);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  it('keep each owner\'s states resident: later tasks go on from them, snapshots are encoded on demand, a state not held is reported lost', async () => {
+    const executor = createExecutor(2);
+    try {
+      const step = (n: number) => ({ kind: 'events' as const, events: [{ name: 'Pageview', time: T0 + n, properties: {} }] });
+      const user = (resident: boolean, n: number, snapshot = false) => ({ key: 'u1', resident, state: null, replay: [], snapshot, steps: [step(n)], ctx: EMPTY_CONTEXT_DATA });
+      const group = (users: ReturnType<typeof user>[]) => ({ groups: [{ org: ORG, version: 7, users, cohorts: COHORTS }] });
+      const first = await executor.run(group([user(false, 1)]), 1);
+      if (first.needPlan === true || first.lost !== undefined) throw new Error('unexpected reply');
+      // No snapshot asked: nothing is encoded, only the resident state's size comes back.
+      expect(first.groups[0]?.[0]?.state).toBeUndefined();
+      expect(first.groups[0]?.[0]?.bytes).toBeGreaterThan(0);
+      const second = await executor.run(group([user(true, 2)]), 1);
+      if (second.needPlan === true || second.lost !== undefined) throw new Error('unexpected reply');
+      expect(second.groups[0]?.[0]?.steps[0]?.memberships).toEqual([]);
+      const third = await executor.run(group([user(true, 3, true)]), 1);
+      if (third.needPlan === true || third.lost !== undefined) throw new Error('unexpected reply');
+      // Cohort 1 wants 3 Pageviews: the owner went on from the state it kept.
+      expect(third.groups[0]?.[0]?.count).toBe(3);
+      expect(third.groups[0]?.[0]?.steps[0]?.memberships).toEqual([1]);
+      expect(decodeState(third.groups[0]?.[0]?.state as Uint8Array).count).toBe(3);
+      // Owner 0 never held u1.
+      expect(await executor.run(group([user(true, 4)]), 0)).toEqual({ lost: ['u1'] });
+      // An ask encodes the resident state as it is, then forgets it.
+      const asked = await executor.run({ groups: [], snapshots: [{ key: 'u1', drop: true }, { key: 'nobody', drop: false }] }, 1);
+      if (asked.needPlan === true || asked.lost !== undefined) throw new Error('unexpected reply');
+      expect(decodeState(asked.snapshots?.[0] as Uint8Array).count).toBe(3);
+      expect(asked.snapshots?.[1]).toBeNull();
+      expect(await executor.run(group([user(true, 4)]), 1)).toEqual({ lost: ['u1'] });
     } finally {
       await executor.close();
     }
