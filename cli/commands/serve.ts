@@ -1,6 +1,7 @@
 // `audience serve --data DIR`: initialises an empty DIR, serves the API, and stops cleanly on SIGINT/SIGTERM
 // (stop accepting, finish in-flight requests, flush, close the store, exit 0), as operations.md describes.
 
+import { availableParallelism } from 'node:os';
 import type { Command } from 'commander';
 import { CliError, type CliIo } from '../io.js';
 import { startService } from '../../server/app.js';
@@ -12,7 +13,7 @@ interface ServeOptions {
   data: string;
   port: string;
   host: string;
-  threads: string;
+  threads?: string;
   tlsCert?: string;
   tlsKey?: string;
   trustProxy?: boolean;
@@ -34,7 +35,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .requiredOption('--data <dir>', 'data directory')
     .option('--port <port>', 'port to listen on (0 picks a free one)', '8080')
     .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--threads <n>', 'engine worker threads (piscina); 0 evaluates cohorts in the main thread', '1')
+    .option('--threads <n>', `partition owners: piscina worker threads keeping users' states resident; 0 evaluates in the main thread (default ${defaultThreads()}: one per core beyond the first, at least one)`)
     .option('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key')
     .option('--tls-key <file>', 'TLS private key (PEM)')
     .option('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)')
@@ -51,7 +52,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
       const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
-      const threads = parseInteger(options.threads, '--threads', 0, 256);
+      const threads = options.threads === undefined ? defaultThreads() : parseInteger(options.threads, '--threads', 0, 256);
       const corsOrigins = parseCorsOrigins(options.corsOrigins);
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
 
@@ -121,4 +122,9 @@ function waitForStopSignal(): Promise<void> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+}
+
+/** The card's shape: piscina workers own the partitions, one per core beyond the first (the main thread's), at least one. */
+export function defaultThreads(): number {
+  return Math.max(1, availableParallelism() - 1);
 }

@@ -4,72 +4,16 @@
 // Needs `npm run build` (npm test does it). The cohort part runs when the cohorts route answers its create (D14).
 
 import { randomUUID } from 'node:crypto';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCliProcess, startCli, tempDir, type RunningCli } from '../support/processes.js';
-
-interface Answer {
-  readonly status: number;
-  readonly body: any;
-}
-
-interface WireEvent {
-  id: string;
-  user_id: string;
-  name: string;
-  time: string;
-  properties: Record<string, unknown>;
-}
+import { runCliProcess, tempDir } from '../support/processes.js';
+import { call, listeningUrl, serve, type WireEvent } from './support-crash.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
-
-function serve(data: string): RunningCli {
-  const running = startCli(['serve', '--data', data, '--port', '0']);
-  cleanups.push(async () => {
-    if (running.child.exitCode === null && running.child.signalCode === null) {
-      running.child.kill('SIGKILL');
-      await running.exited;
-    }
-  });
-  return running;
-}
-
-async function listeningUrl(running: RunningCli): Promise<URL> {
-  const match = await running.waitFor(/listening on (http:\/\/\S+)/);
-  return new URL(match[1] as string);
-}
-
-function call(agent: Agent, base: URL, method: string, path: string, key: string, body?: unknown): Promise<Answer> {
-  const payload = body === undefined ? '' : JSON.stringify(body);
-  const separator = path.includes('?') ? '&' : '?';
-  return new Promise((resolve, reject) => {
-    const req = httpRequest(
-      {
-        host: base.hostname,
-        port: base.port,
-        method,
-        path: `${path}${separator}k=${key}`,
-        agent,
-        headers: { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(payload)) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('error', reject);
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, body: text === '' ? undefined : JSON.parse(text) });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 const USERS = 8;
 const THRESHOLD = 30;
@@ -85,7 +29,7 @@ describe('kill -9 during a stream of track calls', () => {
     expect(init.code).toBe(0);
     const keys = JSON.parse(init.stdout) as { private_key: string; public_key: string };
 
-    const first = serve(data);
+    const first = serve(data, cleanups);
     const firstUrl = await listeningUrl(first);
     const firstAgent = new Agent({ keepAlive: true });
     cleanups.push(async () => firstAgent.destroy());
@@ -131,7 +75,7 @@ describe('kill -9 during a stream of track calls', () => {
     expect(inFlightAtKill).toBeGreaterThan(0);
     expect(acknowledged.size).toBeGreaterThanOrEqual(ACKS_BEFORE_KILL);
 
-    const second = serve(data);
+    const second = serve(data, cleanups);
     const secondUrl = await listeningUrl(second);
     const agent = new Agent({ keepAlive: true });
     cleanups.push(async () => agent.destroy());
