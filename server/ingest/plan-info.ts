@@ -54,7 +54,8 @@ export function staleCodes(plan: PlanInfo, mark: number): number[] {
   return out.sort((a, b) => a - b);
 }
 
-function referencesOf(cohort: CohortDefinition): number[] {
+/** Codes of the cohorts a cohort's transition clauses name. */
+export function referencesOf(cohort: CohortDefinition): number[] {
   const out: number[] = [];
   for (const group of cohort.query.and) for (const clause of group.or) if (clause.kind === 'transition') out.push(clause.segment);
   return out;

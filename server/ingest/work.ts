@@ -19,6 +19,7 @@ import {
 } from '../../engine/index.js';
 import type { Plan, UserState } from '../../engine/index.js';
 import { contextFromData, type ContextData } from './context.js';
+import { referencesOf } from './plan-info.js';
 
 /** One queued item of a user, in arrival order: an append's new events, a re-evaluation (E20), or a read. */
 export type WorkStep =
@@ -138,9 +139,17 @@ export type WorkReply =
 /** The decoded states an owner keeps, by user key; the main thread decides what enters and leaves (state-cache.ts). */
 export type Residents = Map<string, UserState>;
 
+interface Compiled {
+  readonly cohorts: readonly CohortDefinition[];
+  readonly inactive: readonly number[];
+  /** Plans of parts of the cohorts (catch-ups), by their sorted codes. */
+  readonly parts: Map<string, Plan>;
+}
+
 /** Compiled plans of one executor, the latest version per organization. */
 export class PlanCache {
   private readonly plans = new Map<string, Plan>();
+  private readonly compiled = new WeakMap<Plan, Compiled>();
 
   get(org: string, version: number): Plan | undefined {
     const plan = this.plans.get(org);
@@ -150,7 +159,34 @@ export class PlanCache {
   compile(org: string, version: number, cohorts: readonly CohortDefinition[], inactive: readonly number[] = []): Plan {
     const plan = compilePlan(cohorts, version, { inactive });
     this.plans.set(org, plan);
+    this.compiled.set(plan, { cohorts, inactive, parts: new Map() });
     return plan;
+  }
+
+  /**
+   * server/backfill/README.md: the plan of the cohorts `codes` and of those they name (transitively: a transition
+   * slot needs its cohort's memberships), which a catch-up replays history through instead of the whole plan. Slot
+   * ids are digests of their clauses, so its slots are the plan's slots of those cohorts.
+   */
+  partOf(plan: Plan, codes: readonly number[]): Plan {
+    const compiled = this.compiled.get(plan);
+    if (compiled === undefined) return plan;
+    const name = [...codes].sort((a, b) => a - b).join(',');
+    let part = compiled.parts.get(name);
+    if (part === undefined) {
+      const byCode = new Map(compiled.cohorts.map((cohort) => [cohort.code, cohort]));
+      const wanted = new Set<number>();
+      const visit = (code: number): void => {
+        const cohort = byCode.get(code);
+        if (cohort === undefined || wanted.has(code)) return;
+        wanted.add(code);
+        for (const named of referencesOf(cohort)) visit(named);
+      };
+      for (const code of codes) visit(code);
+      part = wanted.size === compiled.cohorts.length ? plan : compilePlan(compiled.cohorts.filter((cohort) => wanted.has(cohort.code)), plan.version, { inactive: compiled.inactive });
+      compiled.parts.set(name, part);
+    }
+    return part;
   }
 
   drop(org: string): void {
@@ -178,7 +214,7 @@ export function runWork(task: WorkTask, cache: PlanCache, residents: Residents):
     if (ask.drop) residents.delete(ask.key);
     return state === undefined ? null : encodeState(state);
   });
-  const groups = task.groups.map((group, g) => group.users.map((user) => runUser(plans[g] as Plan, user, residents)));
+  const groups = task.groups.map((group, g) => group.users.map((user) => runUser(plans[g] as Plan, user, residents, cache)));
   const replays = task.replays?.map((group, g) => group.items.map((item) => runReplay(replayPlans[g] as Plan, item)));
   return { groups, ...(replays === undefined ? {} : { replays }), ...(snapshots === undefined ? {} : { snapshots }) };
 }
@@ -200,7 +236,7 @@ function runReplay(plan: Plan, item: ReplayItem): ReplayResult {
   return { state: encodeState(state), count: state.count, memberships: membershipsOf(state) };
 }
 
-function runUser(plan: Plan, user: WorkUser, residents: Residents): UserResult {
+function runUser(plan: Plan, user: WorkUser, residents: Residents, cache: PlanCache): UserResult {
   let state: UserState;
   const ctx = contextFromData(user.ctx);
   if (user.resident) state = residents.get(user.key) as UserState;
@@ -214,7 +250,7 @@ function runUser(plan: Plan, user: WorkUser, residents: Residents): UserResult {
   const missing = missingSlots(plan, state);
   const previous = membershipsOf(state);
   let caughtUp: Transition[] | undefined;
-  if (user.catchup !== undefined) caughtUp = catchUp(plan, state, user.catchup, missing, previous, ctx);
+  if (user.catchup !== undefined) caughtUp = catchUp(plan, state, user.catchup, missing, previous, ctx, cache);
   const current = membershipsOf(state);
   const steps: StepResult[] = [];
   for (const step of user.steps) {
@@ -236,10 +272,33 @@ function runUser(plan: Plan, user: WorkUser, residents: Residents): UserResult {
   return caughtUp === undefined ? result : { ...result, caughtUp };
 }
 
-/** server/backfill/README.md: adopts the missing slots and the stale cohorts' memberships; answers their changes (time = now). */
-function catchUp(plan: Plan, state: UserState, work: CatchUp, missing: readonly string[], before: readonly number[], ctx: SegmentContext): Transition[] {
-  const source = work.source === null ? newUserState() : decodeState(work.source);
-  if (work.events.length > 0) segment(plan, source, work.events, ctx);
+/**
+ * server/backfill/README.md: replays the history through the stale cohorts' part of the plan (the whole plan when
+ * the part cannot give every missing slot whole), adopts the missing slots and the stale cohorts' memberships; answers their changes
+ * (time = now).
+ */
+function catchUp(
+  plan: Plan,
+  state: UserState,
+  work: CatchUp,
+  missing: readonly string[],
+  before: readonly number[],
+  ctx: SegmentContext,
+  cache: PlanCache,
+): Transition[] {
+  const replay = (through: Plan): UserState => {
+    const replayed = work.source === null ? newUserState() : decodeState(work.source);
+    if (work.events.length > 0) segment(through, replayed, work.events, ctx);
+    return replayed;
+  };
+  const part = cache.partOf(plan, work.stale);
+  let source = replay(part);
+  if (part !== plan) {
+    // Bound to the whole plan, the replayed state must hold every missing slot whole (a slot outside the part, or
+    // a ring the part keeps shorter than a cohort outside it needs, would be adopted short): else the whole plan.
+    const short = new Set(missingSlots(plan, source));
+    if (missing.some((key) => short.has(key))) source = replay(plan);
+  }
   if (source.count !== state.count) {
     throw new Error(`catch-up source has seen ${source.count} events where the state has seen ${state.count}`);
   }
