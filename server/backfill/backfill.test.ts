@@ -8,8 +8,8 @@ import type { ReferenceCohort } from '../../test/reference/index.js';
 import { readPartitionLog } from '../domain/events/index.js';
 import type { LogEntry } from '../domain/events/index.js';
 import type { Cohort } from '../domain/cohorts/index.js';
-import type { ReplayableTransition } from '../ingest/tick-ops.js';
-import { harnessDir, openHarness, referenceAudiences, storedHistory, type Harness, type HarnessDir } from './harness.js';
+import type { ReplayableTransition } from '../ingest/tick/ops.js';
+import { harnessDir, openHarness, referenceAudiences, storedHistory, type Harness, type HarnessDir } from '../../test/support/backfill-harness.js';
 import { sweepKey } from './keys.js';
 
 const userId = (n: number): string => `b0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;

@@ -10,7 +10,7 @@ import { startTestService, type TestService } from '../../test/support/service.j
 import { prefixEnd } from '../store/contract.js';
 import type { Cohort } from '../domain/cohorts/index.js';
 import { offlineMembersPrefix } from './keys.js';
-import { storedHistory } from './harness.js';
+import { storedHistory } from '../../test/support/backfill-harness.js';
 
 const COHORTS = '/cohorts-api/v2/cohorts';
 const userId = (n: number): string => `c0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;

@@ -2,6 +2,6 @@
 
 export type { AppendRequest, AppendResult, ContextSource, IngestPipeline, NewEvent, PlanSource } from './types.js';
 export { DEFAULT_PARTITIONS, Pipeline, openIngestPipeline, type IngestOptions } from './pipeline.js';
-export { workerFilename } from './executor.js';
+export { workerFilename } from './worker/executor.js';
 export type { PlanInfo } from './plan-info.js';
-export type { ReplayPlan, ReplayedUser } from './history.js';
+export type { ReplayPlan, ReplayedUser } from '../backfill/history.js';

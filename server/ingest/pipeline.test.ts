@@ -8,7 +8,7 @@ import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
 import { openLevelStore } from '../store/level.js';
 import { MemoryStore } from '../store/memory.js';
-import { MapContexts, MapPlans, ORG, T0, cohort, event, eventId, tempDir, userId, type TempDir } from './fixtures.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, event, eventId, tempDir, userId, type TempDir } from '../../test/support/ingest.js';
 import { openIngestPipeline, type IngestOptions, type Pipeline } from './pipeline.js';
 
 const U1 = userId(1);

@@ -1,25 +1,25 @@
 // The ingest pipeline (server/ingest/README.md): partitions with one FIFO lane each, ticked together in groups (one
 // building at a time, its batch written while the next builds; a user is in at most one uncommitted group), the
-// partition owners keeping their users' decoded states resident (executor.ts) under the main thread's byte-bounded
-// index of them with write-behind snapshots (state-cache.ts, residents.ts), live audience sizes, catch-ups of users
+// partition owners keeping their users' decoded states resident (worker/executor.ts) under the main thread's byte-bounded
+// index of them with write-behind snapshots (state/cache.ts, state/residents.ts), live audience sizes, catch-ups of users
 // behind the plan and the parking of long ones (server/backfill/README.md), and a graceful close.
 
 import type { SegmentContext } from '../../engine/api.js';
 import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
 import { lastSeq } from '../domain/events/index.js';
-import { weightOf } from './catchup.js';
-import { createExecutor, type Executor } from './executor.js';
-import { replayHistories, type HistoryDeps, type ReplayPlan, type ReplayedUser } from './history.js';
+import { weightOf } from '../backfill/catchup.js';
+import { createExecutor, type Executor } from './worker/executor.js';
+import { replayHistories, type HistoryDeps, type ReplayPlan, type ReplayedUser } from '../backfill/history.js';
 import { PARTITIONS_KEY } from './keys.js';
-import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lane.js';
-import { userSnapshotOps } from './load.js';
+import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lanes/lane.js';
+import { userSnapshotOps } from './state/load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
-import { ResidentAsks } from './residents.js';
-import { AudienceSizes } from './sizes.js';
-import { StateCache, userKey, type CachedUser } from './state-cache.js';
-import { GroupScheduler } from './groups.js';
-import type { TickEnv } from './tick.js';
+import { ResidentAsks } from './state/residents.js';
+import { AudienceSizes } from './tick/sizes.js';
+import { StateCache, userKey, type CachedUser } from './state/cache.js';
+import { GroupScheduler } from './lanes/groups.js';
+import type { TickEnv } from './tick/tick.js';
 import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PlanSource } from './types.js';
 import { partitionOf } from '../domain/events/index.js';
 

@@ -3,7 +3,7 @@
 // changed, enabled), raised to the generations of the cohorts it names (their changes change it, D35).
 
 import type { CohortDefinition } from '../../engine/api.js';
-import { probesOf, type ContextProbes } from './context.js';
+import { probesOf, type ContextProbes } from './tick/context.js';
 
 export interface PlanInfo {
   readonly version: number;

@@ -4,7 +4,7 @@
 import type { BatchOp } from '../store/contract.js';
 import type { StoredEvent } from '../domain/events/index.js';
 import type { CohortDefinition, SegmentContext } from '../../engine/api.js';
-import type { ReplayPlan, ReplayedUser } from './history.js';
+import type { ReplayPlan, ReplayedUser } from '../backfill/history.js';
 import type { PlanInfo } from './plan-info.js';
 
 /** An event ready to append: validated (D29), schema-checked (D30), its user resolved. */

@@ -25,7 +25,7 @@
 //              s!{org}!{user}                             user engine state snapshot {state, count, mark}, stamped with
 //                                                         its log seq; mark = plan version caught up to (server/backfill)
 //              sz!{org}!{code}!{partition}                [generation, count]: live audience size of a cohort within one
-//                                                         partition (D19; the sum over partitions; server/ingest/sizes.ts)
+//                                                         partition (D19; the sum over partitions; server/ingest/tick/sizes.ts)
 // backfill     bf!{org}                                   sweep cursor of an organization (resumable, server/backfill)
 //              om!{org}!{code}!{user}                     member of an offline cohort (D20)
 //              oc!{org}!{code}                            last computed result of an offline cohort (size, time)

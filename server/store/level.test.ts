@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { describeStoreContract } from './contract-suite.js';
+import { describeStoreContract } from '../../test/support/store-contract.js';
 import { openLevelStore, StoreLockedError } from './level.js';
 
 async function openTemp() {

@@ -1,5 +1,5 @@
 // Hooks the in-memory Store into the shared contract suite.
-import { describeStoreContract } from './contract-suite.js';
+import { describeStoreContract } from '../../test/support/store-contract.js';
 import { MemoryStore } from './memory.js';
 
 describeStoreContract('memory', async () => {

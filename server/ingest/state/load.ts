@@ -3,12 +3,12 @@
 // recovery: a snapshot and the events after its sequence give the exact state; nothing global is replayed), and
 // bounded chunks of a user's history (backfill replays, server/backfill/README.md).
 
-import type { EngineEvent } from '../../engine/api.js';
-import { decodeState } from '../../engine/index.js';
-import type { BatchOp, Store } from '../store/contract.js';
-import { readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../domain/events/index.js';
-import type { StoredEvent } from '../domain/events/index.js';
-import { clientIdKey, prefixUpperBound, userEventKey, userEventPrefix } from '../domain/events/keys.js';
+import type { EngineEvent } from '../../../engine/api.js';
+import { decodeState } from '../../../engine/index.js';
+import type { BatchOp, Store } from '../../store/contract.js';
+import { readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../../domain/events/index.js';
+import type { StoredEvent } from '../../domain/events/index.js';
+import { clientIdKey, prefixUpperBound, userEventKey, userEventPrefix } from '../../domain/events/keys.js';
 
 /** The stored records of event ids already appended for their user, by `clientIdKey(org, user, id)`. */
 export async function findStoredIds(

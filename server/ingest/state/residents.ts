@@ -1,12 +1,12 @@
-// What the main thread still has to tell each partition owner about the states it keeps resident (work.ts
+// What the main thread still has to tell each partition owner about the states it keeps resident (worker/work.ts
 // `Residents`), sent first in the owner's next task: states to encode for a write-behind snapshot (dirty for too
 // long, evicted, or at close), states to forget (evicted, or run ahead of a batch that failed). The state cache
-// (state-cache.ts) is the authority: an owner holds a user's state exactly while the cache has its entry, or an ask
+// (cache.ts) is the authority: an owner holds a user's state exactly while the cache has its entry, or an ask
 // below still names it.
 
-import type { SnapshotAsk } from './work.js';
-import type { CachedUser } from './state-cache.js';
-import { userKey } from './state-cache.js';
+import type { SnapshotAsk } from '../worker/work.js';
+import type { CachedUser } from './cache.js';
+import { userKey } from './cache.js';
 
 interface Ask {
   readonly entry: CachedUser;

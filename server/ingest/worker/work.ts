@@ -5,7 +5,7 @@
 // States are encoded only for snapshots the main thread asks for. Also replays of history alone (a catch-up's
 // source built off the lanes, offline cohorts), which touch no resident state.
 
-import type { CohortDefinition, EngineEvent, SegmentContext, Transition } from '../../engine/api.js';
+import type { CohortDefinition, EngineEvent, SegmentContext, Transition } from '../../../engine/api.js';
 import {
   adoptSlots,
   compilePlan,
@@ -16,10 +16,10 @@ import {
   missingSlots,
   newUserState,
   segment,
-} from '../../engine/index.js';
-import type { Plan, UserState } from '../../engine/index.js';
-import { contextFromData, type ContextData } from './context.js';
-import { referencesOf } from './plan-info.js';
+} from '../../../engine/index.js';
+import type { Plan, UserState } from '../../../engine/index.js';
+import { contextFromData, type ContextData } from '../tick/context.js';
+import { referencesOf } from '../plan-info.js';
 
 /** One queued item of a user, in arrival order: an append's new events, a re-evaluation (E20), or a read. */
 export type WorkStep =
@@ -28,7 +28,7 @@ export type WorkStep =
   | { readonly kind: 'read' };
 
 export interface WorkUser {
-  /** The user's key (state-cache.ts userKey): its resident state's name in the owner. */
+  /** The user's key (state/cache.ts userKey): its resident state's name in the owner. */
   readonly key: string;
   /** Use the owner's resident state; otherwise `state` + `replay` replace whatever the owner holds. */
   readonly resident: boolean;
@@ -136,7 +136,7 @@ export type WorkReply =
       readonly snapshots?: readonly (Uint8Array | null)[];
     };
 
-/** The decoded states an owner keeps, by user key; the main thread decides what enters and leaves (state-cache.ts). */
+/** The decoded states an owner keeps, by user key; the main thread decides what enters and leaves (state/cache.ts). */
 export type Residents = Map<string, UserState>;
 
 interface Compiled {

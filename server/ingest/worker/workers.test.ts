@@ -1,16 +1,16 @@
-// The worker path: real piscina workers (threads: 2) load the compiled dist/server/ingest/worker.js (run
+// The worker path: real piscina workers (threads: 2) load the compiled dist/server/ingest/worker/worker.js (run
 // `npm run build` first), receive plans on demand by version, read imported data captured on the main thread
 // (E13, E14), and give the same memberships and sizes as the inline executor.
 
 import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readUserEvents } from '../domain/events/index.js';
-import { MemoryStore } from '../store/memory.js';
+import { readUserEvents } from '../../domain/events/index.js';
+import { MemoryStore } from '../../store/memory.js';
 import { createExecutor, workerFilename } from './executor.js';
-import { EMPTY_CONTEXT_DATA } from './context.js';
-import { decodeState } from '../../engine/index.js';
-import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from './fixtures.js';
-import { openIngestPipeline, type Pipeline } from './pipeline.js';
+import { EMPTY_CONTEXT_DATA } from '../tick/context.js';
+import { decodeState } from '../../../engine/index.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from '../../../test/support/ingest.js';
+import { openIngestPipeline, type Pipeline } from '../pipeline.js';
 
 const COHORTS = [
   cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 3 } }),

@@ -1,7 +1,7 @@
 // The partition owners (server/ingest/README.md): `threads` piscina workers, each a pool of ONE thread so that a
 // partition's tasks always reach the same thread and its users' decoded states stay resident there (owner =
 // partition mod threads), or the main thread itself (threads = 0). Every owner runs work.ts; the worker file is the
-// compiled dist/server/ingest/worker.js (Node cannot load .ts sources).
+// compiled dist/server/ingest/worker/worker.js (Node cannot load .ts sources).
 
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -84,12 +84,12 @@ class PoolExecutor implements Executor {
 
 /**
  * The worker's compiled file: the sibling worker.js when running from dist/, else (TypeScript sources under vitest)
- * dist/server/ingest/worker.js of the project, which `npm run build` produces.
+ * dist/server/ingest/worker/worker.js of the project, which `npm run build` produces.
  */
 export function workerFilename(): string {
   const sibling = fileURLToPath(new URL('./worker.js', import.meta.url));
   if (existsSync(sibling)) return sibling;
-  const built = fileURLToPath(new URL('../../dist/server/ingest/worker.js', import.meta.url));
+  const built = fileURLToPath(new URL('../../../dist/server/ingest/worker/worker.js', import.meta.url));
   if (existsSync(built)) return built;
   throw new Error(`the ingest worker is not built: run \`npm run build\` (looked for ${sibling} and ${built})`);
 }

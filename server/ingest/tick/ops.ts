@@ -3,12 +3,12 @@
 // size counter deltas per cohort generation (D19; their writes are added at write time, tick.ts) and the snapshots
 // now due (encoded by the owners, tick.ts `snapshotDue`); plus each user's next cache entry.
 
-import type { BatchOp } from '../store/contract.js';
-import { eventOps, transitionOps } from '../domain/events/index.js';
-import type { LoggedTransition } from '../domain/events/index.js';
-import type { Lane, LaneItem } from './lane.js';
-import { userSnapshotOps } from './load.js';
-import type { PlanInfo } from './plan-info.js';
+import type { BatchOp } from '../../store/contract.js';
+import { eventOps, transitionOps } from '../../domain/events/index.js';
+import type { LoggedTransition } from '../../domain/events/index.js';
+import type { Lane, LaneItem } from '../lanes/lane.js';
+import { userSnapshotOps } from '../state/load.js';
+import type { PlanInfo } from '../plan-info.js';
 import { SizeDeltas } from './sizes.js';
 import type { Step, StepOf, TickEnv, UserWork } from './tick.js';
 

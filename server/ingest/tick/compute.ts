@@ -1,14 +1,14 @@
 // A group's compute (tick.ts): every user with work goes to its partition's owner, grouped by organization, ONE
 // task per owner (all owners at once), carrying first what the owner is still to be told about its resident states
-// (residents.ts). The plan's cohorts are attached for the organizations an owner asks for (needPlan) and the task
+// (state/residents.ts). The plan's cohorts are attached for the organizations an owner asks for (needPlan) and the task
 // is sent again. An owner that lost its states (its thread was replaced) makes the group fail, after the cache
 // forgets every user of that owner (they are loaded from the store again).
 
-import type { PlanInfo } from './plan-info.js';
-import type { TakenAsks } from './residents.js';
-import { userKey } from './state-cache.js';
+import type { PlanInfo } from '../plan-info.js';
+import type { TakenAsks } from '../state/residents.js';
+import { userKey } from '../state/cache.js';
 import { needsCompute, type TickEnv, type UserWork } from './tick.js';
-import type { WorkGroup, WorkStep, WorkTask, WorkUser } from './work.js';
+import type { WorkGroup, WorkStep, WorkTask, WorkUser } from '../worker/work.js';
 
 /** The asks one task carried and the encoded states its owner answered (one per snapshot ask). */
 export interface CarriedAsks {

@@ -2,10 +2,10 @@
 // executor task, one store batch); one group builds at a time and the next starts as soon as it has built its batch
 // (which is then written, chained); a user in an uncommitted group keeps its later items queued (E1).
 
-import { weightOf } from './catchup.js';
+import { weightOf } from '../../backfill/catchup.js';
 import { orgOf, userOf, type CatchUpItem, type Lane, type LaneItem } from './lane.js';
-import { userKey } from './state-cache.js';
-import { runTicks, type TickEnv, type TickRun } from './tick.js';
+import { userKey } from '../state/cache.js';
+import { runTicks, type TickEnv, type TickRun } from '../tick/tick.js';
 
 export class GroupScheduler {
   /** A group is building (reads, compute); the next one starts once it has built its batch. */
@@ -29,7 +29,7 @@ export class GroupScheduler {
 
   /**
    * Starts the lane's next tick on the next turn, so that everything arriving meanwhile joins it. Every lane due then
-   * joins ONE group: one executor task and one store batch for all of them (tick.ts `runTicks`). One group builds
+   * joins ONE group: one executor task and one store batch for all of them (tick/tick.ts `runTicks`). One group builds
    * (reads, compute) at a time; the next one starts as soon as it has built its batch, while that batch is written.
    */
   schedule(lane: Lane): void {
@@ -97,7 +97,7 @@ export class GroupScheduler {
   /**
    * The lane's part of the next group: its queued items and a bounded number of background catch-ups
    * (server/backfill/README.md: they never starve live work), except those of users still in an uncommitted group
-   * (they stay queued, in order, E1); an empty part when only asks to the owners wait (residents.ts); undefined
+   * (they stay queued, in order, E1); an empty part when only asks to the owners wait (state/residents.ts); undefined
    * when there is nothing to do.
    */
   private takeRun(lane: Lane): TickRun | undefined {

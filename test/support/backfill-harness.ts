@@ -8,13 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY_CONTEXT, validateQuery } from '../../engine/index.js';
 import type { EngineEvent } from '../../engine/api.js';
-import { replayUserEvents, toEngineEvent } from '../domain/events/index.js';
-import type { Cohort, CohortPatch } from '../domain/cohorts/index.js';
-import type { NewEvent } from '../ingest/index.js';
-import { openServices, type Services, type ServicesOptions } from '../services.js';
-import { openLevelStore } from '../store/level.js';
-import type { Store } from '../store/contract.js';
-import { evaluateReference, type ReferenceCohort } from '../../test/reference/index.js';
+import { replayUserEvents, toEngineEvent } from '../../server/domain/events/index.js';
+import type { Cohort, CohortPatch } from '../../server/domain/cohorts/index.js';
+import type { NewEvent } from '../../server/ingest/index.js';
+import { openServices, type Services, type ServicesOptions } from '../../server/services.js';
+import { openLevelStore } from '../../server/store/level.js';
+import type { Store } from '../../server/store/contract.js';
+import { evaluateReference, type ReferenceCohort } from '../reference/index.js';
 
 export interface Harness {
   readonly services: Services;

@@ -3,9 +3,9 @@
 // a new generation whose count starts at 0 and is rebuilt by the catch-up of every user; counts of older
 // generations are ignored. Only a partition's own tick changes its counters, so ticks never race.
 
-import type { BatchOp, Store } from '../store/contract.js';
-import { prefixEnd } from '../store/contract.js';
-import { SIZES_PREFIX, parseSizeKey, sizeKey } from './keys.js';
+import type { BatchOp, Store } from '../../store/contract.js';
+import { prefixEnd } from '../../store/contract.js';
+import { SIZES_PREFIX, parseSizeKey, sizeKey } from '../keys.js';
 
 /** A partition's counter of one cohort: the generation it counts and the number of members. */
 interface PartitionCount {

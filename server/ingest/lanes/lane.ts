@@ -3,7 +3,7 @@
 // the lane (server/backfill/README.md), the next log sequence, and its ticks in flight (at most one building; others
 // writing, each over users no other in-flight tick holds).
 
-import type { AppendRequest, AppendResult } from './types.js';
+import type { AppendRequest, AppendResult } from '../types.js';
 
 export interface AppendItem {
   readonly kind: 'append';
@@ -82,7 +82,7 @@ export class Lane {
   inFlight = 0;
   /** Users (userKey) with an item in a group not committed yet: their next items wait for it (E1, reads see durable data only). */
   readonly busy = new Set<string>();
-  /** Asks to the owners are waiting (residents.ts: snapshots, forgotten states): run a group even without items. */
+  /** Asks to the owners are waiting (state/residents.ts: snapshots, forgotten states): run a group even without items. */
   flushWanted = false;
   private waiters: (() => void)[] = [];
 

@@ -2,9 +2,9 @@
 // is a two-line hookup. Stores that can reopen (LevelDB) also get the persistence cases.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Store } from './contract.js';
-import { prefixEnd } from './contract.js';
-import { fromKeyPart, key, keyPart, scanPrefix, seqPart } from './layout.js';
+import type { Store } from '../../server/store/contract.js';
+import { prefixEnd } from '../../server/store/contract.js';
+import { fromKeyPart, key, keyPart, scanPrefix, seqPart } from '../../server/store/layout.js';
 
 export interface OpenedStore {
   readonly store: Store;

@@ -1,14 +1,14 @@
 // The bounded, least-recently-used index of the users whose decoded engine states their partition owners keep
-// resident (work.ts), with what the write-behind snapshots need: the log sequence each state covers and whether it
+// resident (worker/work.ts), with what the write-behind snapshots need: the log sequence each state covers and whether it
 // is newer than its last snapshot. Evictions are handed back (the owner is then told to snapshot and forget).
 
-import { ByteLru } from '../byte-lru.js';
+import { ByteLru } from '../../byte-lru.js';
 
 export interface CachedUser {
   readonly org: string;
   readonly user: string;
   readonly partition: number;
-  /** Bytes the owner's resident state holds (its estimate, work.ts residentBytes). */
+  /** Bytes the owner's resident state holds (its estimate, worker/work.ts residentBytes). */
   size: number;
   /** Sorted cohort codes of the state. */
   memberships: readonly number[];

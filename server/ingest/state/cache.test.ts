@@ -2,10 +2,10 @@
 // an evicted user is loaded again from the store with the same result.
 
 import { describe, expect, it } from 'vitest';
-import { MemoryStore } from '../store/memory.js';
-import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from './fixtures.js';
-import { openIngestPipeline } from './pipeline.js';
-import { StateCache, entryBytes, type CachedUser } from './state-cache.js';
+import { MemoryStore } from '../../store/memory.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from '../../../test/support/ingest.js';
+import { openIngestPipeline } from '../pipeline.js';
+import { StateCache, entryBytes, type CachedUser } from './cache.js';
 
 function entry(n: number, stateBytes: number): CachedUser {
   return {

@@ -3,13 +3,13 @@
 // stored events from scratch, whether snapshots were written part-way, evicted, or never (ARCHITECTURE recovery).
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { readSnapshot, replayUserEvents, toWireRecord } from '../domain/events/index.js';
-import type { Store } from '../store/contract.js';
-import { openLevelStore } from '../store/level.js';
-import { MemoryStore } from '../store/memory.js';
-import { MapContexts, MapPlans, ORG, T0, cohort, eventId, tempDir, userId, type TempDir } from './fixtures.js';
-import { openIngestPipeline, type IngestOptions, type Pipeline } from './pipeline.js';
-import type { NewEvent } from './types.js';
+import { readSnapshot, replayUserEvents, toWireRecord } from '../../domain/events/index.js';
+import type { Store } from '../../store/contract.js';
+import { openLevelStore } from '../../store/level.js';
+import { MemoryStore } from '../../store/memory.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, eventId, tempDir, userId, type TempDir } from '../../../test/support/ingest.js';
+import { openIngestPipeline, type IngestOptions, type Pipeline } from '../pipeline.js';
+import type { NewEvent } from '../types.js';
 
 const COHORTS = [
   cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 5 } }),

@@ -4,27 +4,27 @@
 // the group (events with their transitions, extra ops, size counters, snapshots), chained after the batches built
 // before it, then update the cache and sizes and answer the requests.
 
-import type { EngineEvent, SegmentContext } from '../../engine/api.js';
-import type { BatchOp, Store } from '../store/contract.js';
-import { ServiceError } from '../errors.js';
-import { toStoredEvent, type EventRecord, type LoggedTransition, type StoredEvent } from '../domain/events/index.js';
-import { clientIdKey } from '../domain/events/keys.js';
-import { planCatchUps, handBack, type CatchUpDecision, type CatchUpLimits } from './catchup.js';
+import type { EngineEvent, SegmentContext } from '../../../engine/api.js';
+import type { BatchOp, Store } from '../../store/contract.js';
+import { ServiceError } from '../../errors.js';
+import { toStoredEvent, type EventRecord, type LoggedTransition, type StoredEvent } from '../../domain/events/index.js';
+import { clientIdKey } from '../../domain/events/keys.js';
+import { planCatchUps, handBack, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
 import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from './context.js';
-import type { Executor } from './executor.js';
-import { orgOf, userOf, type Lane, type LaneItem } from './lane.js';
-import { findStoredIds, loadStoredState, userSnapshotOps } from './load.js';
-import type { PlanInfo } from './plan-info.js';
+import type { Executor } from '../worker/executor.js';
+import { orgOf, userOf, type Lane, type LaneItem } from '../lanes/lane.js';
+import { findStoredIds, loadStoredState, userSnapshotOps } from '../state/load.js';
+import type { PlanInfo } from '../plan-info.js';
 import { AudienceSizes, type SizeDeltas } from './sizes.js';
-import { StateCache, userKey, type CachedUser } from './state-cache.js';
-import type { ResidentAsks } from './residents.js';
-import { buildOps } from './tick-ops.js';
-import type { NewEvent } from './types.js';
-import type { UserResult } from './work.js';
-import { compute, type CarriedAsks } from './tick-compute.js';
+import { StateCache, userKey, type CachedUser } from '../state/cache.js';
+import type { ResidentAsks } from '../state/residents.js';
+import { buildOps } from './ops.js';
+import type { NewEvent } from '../types.js';
+import type { UserResult } from '../worker/work.js';
+import { compute, type CarriedAsks } from './compute.js';
 import { unstorable } from './isolate.js';
 
-export type { PlanInfo } from './plan-info.js';
+export type { PlanInfo } from '../plan-info.js';
 
 export interface TickEnv {
   readonly store: Store;
@@ -100,7 +100,7 @@ export interface UserWork {
 export type StepOf = Map<LaneItem, { work: UserWork; index: number }>;
 
 /**
- * What a lane hands to a group of ticks (groups.ts starts one group per event-loop turn): its runnable items (no
+ * What a lane hands to a group of ticks (lanes/groups.ts starts one group per event-loop turn): its runnable items (no
  * user of them is in another uncommitted group); none when only asks to the owners are waiting.
  */
 export interface TickRun {

@@ -1,7 +1,7 @@
 // Imported data crossing to the workers (D27, E13, E14): the lookups a plan can make (its probes), a user's answers
 // to them captured as plain, cloneable data, and that data turned back into the engine's SegmentContext.
 
-import type { CohortDefinition, ConnectionRow, SegmentContext } from '../../engine/api.js';
+import type { CohortDefinition, ConnectionRow, SegmentContext } from '../../../engine/api.js';
 
 export type Relation = '2nd' | '3rd';
 

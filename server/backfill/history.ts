@@ -4,10 +4,10 @@
 
 import type { CohortDefinition, SegmentContext } from '../../engine/api.js';
 import type { Store } from '../store/contract.js';
-import { captureContext, hasProbes, probesOf, EMPTY_CONTEXT_DATA, type ContextData } from './context.js';
-import type { Executor } from './executor.js';
-import { readHistoryChunk } from './load.js';
-import type { ReplayGroup, ReplayItem, ReplayResult } from './work.js';
+import { captureContext, hasProbes, probesOf, EMPTY_CONTEXT_DATA, type ContextData } from '../ingest/tick/context.js';
+import type { Executor } from '../ingest/worker/executor.js';
+import { readHistoryChunk } from '../ingest/state/load.js';
+import type { ReplayGroup, ReplayItem, ReplayResult } from '../ingest/worker/work.js';
 
 export interface HistoryDeps {
   readonly store: Store;

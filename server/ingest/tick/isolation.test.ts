@@ -2,12 +2,12 @@
 // items of its group, its own user's later items included, are written and answered.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { readUserEvents } from '../domain/events/index.js';
-import { ServiceError } from '../errors.js';
-import { openLevelStore } from '../store/level.js';
-import type { Store } from '../store/contract.js';
-import { MapContexts, MapPlans, ORG, T0, cohort, event, tempDir, userId, type TempDir } from './fixtures.js';
-import { openIngestPipeline, type Pipeline } from './pipeline.js';
+import { readUserEvents } from '../../domain/events/index.js';
+import { ServiceError } from '../../errors.js';
+import { openLevelStore } from '../../store/level.js';
+import type { Store } from '../../store/contract.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, event, tempDir, userId, type TempDir } from '../../../test/support/ingest.js';
+import { openIngestPipeline, type Pipeline } from '../pipeline.js';
 
 const TWO_PAGEVIEWS = cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 2 } });
 

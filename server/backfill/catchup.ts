@@ -3,10 +3,10 @@
 // deferred to the next tick (budget spent), or parked while its long history is replayed off the lane.
 
 import type { Store } from '../store/contract.js';
-import { readHistoryChunk } from './load.js';
-import type { AdoptItem, CatchUpItem, Lane, LaneItem } from './lane.js';
-import { staleCodes, type PlanInfo } from './plan-info.js';
-import type { CatchUp } from './work.js';
+import { readHistoryChunk } from '../ingest/state/load.js';
+import type { AdoptItem, CatchUpItem, Lane, LaneItem } from '../ingest/lanes/lane.js';
+import { staleCodes, type PlanInfo } from '../ingest/plan-info.js';
+import type { CatchUp } from '../ingest/worker/work.js';
 
 /** What the planner needs of a tick's user. */
 export interface CatchUpCandidate {

@@ -3,13 +3,13 @@
 // failed batch fails only its own group.
 
 import { afterEach, describe, expect, it } from 'vitest';
-import { readUserEvents } from '../domain/events/index.js';
-import { clientIdKey } from '../domain/events/keys.js';
-import { ServiceError } from '../errors.js';
-import type { BatchOp } from '../store/contract.js';
-import { MemoryStore } from '../store/memory.js';
-import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from './fixtures.js';
-import { openIngestPipeline, type Pipeline } from './pipeline.js';
+import { readUserEvents } from '../../domain/events/index.js';
+import { clientIdKey } from '../../domain/events/keys.js';
+import { ServiceError } from '../../errors.js';
+import type { BatchOp } from '../../store/contract.js';
+import { MemoryStore } from '../../store/memory.js';
+import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from '../../../test/support/ingest.js';
+import { openIngestPipeline, type Pipeline } from '../pipeline.js';
 
 const U1 = userId(1);
 const U2 = userId(2);

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { EMPTY_CONTEXT, validateQuery } from '../../engine/index.js';
 import type { CohortDefinition, ConnectionRow, SegmentContext } from '../../engine/api.js';
-import type { ContextSource, NewEvent, PlanSource } from './types.js';
+import type { ContextSource, NewEvent, PlanSource } from '../../server/ingest/types.js';
 
 export const ORG = 'a0000000-0000-4000-8000-00000000a001';
 export const T0 = Date.parse('2026-11-20T12:00:00.000Z');

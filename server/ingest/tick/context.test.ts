@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { EMPTY_CONTEXT_DATA, captureContext, contextFromData, hasProbes, probesOf } from './context.js';
-import { MapContexts, ORG, cohort } from './fixtures.js';
+import { MapContexts, ORG, cohort } from '../../../test/support/ingest.js';
 
 const COHORTS = [
   cohort(1, { or: [{ in_third_party_segment: { provider: 'acme', segment: 'sports' } }, { not_in_second_party_segment: { provider: 'own', segment: 'vip' } }] }),
