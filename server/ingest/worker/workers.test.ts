@@ -156,4 +156,26 @@ describe('piscina workers (threads: 2)', () => {
     expect((await workers.append({ org: ORG, user, events: [event(3)] })).memberships).toEqual([1]);
     expect((await workers.append({ org: ORG, user, events: [event(4, 'Other')] })).memberships).toEqual([1, 5]);
   });
+
+  it('an owner whose thread is replaced loses its states: the group answers 5000, the next append goes on from the stored events', async () => {
+    const store = new MemoryStore();
+    const workers = await openIngestPipeline({ store, plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts(), threads: 2, partitions: 2, log: () => undefined });
+    pipelines.push(workers);
+    const users = Array.from({ length: 6 }, (_, i) => userId(100 + i));
+    for (let round = 0; round < 2; round++) await Promise.all(users.map((user, i) => workers.append({ org: ORG, user, events: [event(round * 10 + i)] })));
+    // Replace both owners' threads (piscina starts new ones): every resident state is gone.
+    const pools = (workers as unknown as { executor: { pools: { threads: { terminate(): Promise<number> }[] }[] } }).executor.pools;
+    await Promise.all(pools.flatMap((pool) => pool.threads.map((thread) => thread.terminate())));
+    const third = await Promise.allSettled(users.map((user, i) => workers.append({ org: ORG, user, events: [event(20 + i)] })));
+    const failed = third.filter((result) => result.status === 'rejected');
+    expect(failed.length).toBeGreaterThan(0);
+    for (const result of failed) expect((result as PromiseRejectedResult).reason).toMatchObject({ code: 5000 });
+    // Retried, every user goes on from its stored events: cohort 1 wants 3 Pageviews.
+    for (const [i, user] of users.entries()) {
+      if (third[i]?.status === 'rejected') await workers.append({ org: ORG, user, events: [event(20 + i)] });
+      expect((await workers.append({ org: ORG, user, events: [event(30 + i)] })).memberships).toEqual([1]);
+      expect(await workers.membershipsOf(ORG, user)).toEqual([1]);
+    }
+    expect(workers.audienceSize(ORG, 1)).toBe(users.length);
+  });
 });
