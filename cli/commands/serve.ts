@@ -7,6 +7,7 @@ import { CliError, type CliIo } from '../io.js';
 import { startService } from '../../server/app.js';
 import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
+import { defaultStateCacheBytes } from '../../server/ingest/index.js';
 import { describeKeys } from './init.js';
 
 interface ServeOptions {
@@ -23,7 +24,7 @@ interface ServeOptions {
   bodyLimit: string;
   offlineEvery: string;
   maxSchemaPaths: string;
-  stateCacheBytes: string;
+  stateCacheBytes?: string;
   maxEventNames: string;
   schemaCacheBytes: string;
 }
@@ -45,7 +46,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
     .option('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60')
     .option('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000')
-    .option('--state-cache-bytes <bytes>', "memory for users' cached engine states; least recently used ones are evicted (D40)", String(256 * 1024 * 1024))
+    .option('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`)
     .option('--max-event-names <n>', 'distinct event names per organization (D40)', '10000')
     .option('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
@@ -74,7 +75,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
         limits: {
           maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
-          stateCacheBytes: parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
+          stateCacheBytes: options.stateCacheBytes === undefined ? undefined : parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
           maxEventNames: parseInteger(options.maxEventNames, '--max-event-names', 1, 100_000_000),
           schemaCacheBytes: parseInteger(options.schemaCacheBytes, '--schema-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
         },

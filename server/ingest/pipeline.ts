@@ -4,6 +4,7 @@
 // index of them with write-behind snapshots (state/cache.ts, state/residents.ts), live audience sizes, catch-ups of users
 // behind the plan and the parking of long ones (server/backfill/README.md), and a graceful close.
 
+import { totalmem } from 'node:os';
 import type { SegmentContext } from '../../engine/api.js';
 import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
@@ -38,7 +39,7 @@ export interface IngestOptions {
   readonly log?: ((line: string) => void) | undefined;
   /** Partitions of a NEW data directory (default 16); an existing one keeps the count stored under `m!partitions`. */
   readonly partitions?: number;
-  /** Users' states kept resident (default 100,000). */
+  /** Users' states kept resident (default 2,000,000; the byte bound is the one that matters). */
   readonly cacheSize?: number;
   /** Bytes the users' resident states may hold (default 256 MiB, D40); least recently used ones are snapshotted and forgotten. */
   readonly cacheBytes?: number;
@@ -59,8 +60,14 @@ export interface IngestOptions {
 }
 
 export const DEFAULT_PARTITIONS = 16;
-/** D40: bytes the users' cached states may hold unless configured (`serve --state-cache-bytes`). */
-export const DEFAULT_STATE_CACHE_BYTES = 256 * 1024 * 1024;
+/**
+ * D40: bytes the users' resident states may hold unless configured (`serve --state-cache-bytes`): an eighth of the
+ * machine's memory, at least 64 MiB and at most 4 GiB, so that a site's active users stay resident on a server
+ * without a small machine being asked for more than it has.
+ */
+export function defaultStateCacheBytes(): number {
+  return Math.min(4 * 1024 ** 3, Math.max(64 * 1024 ** 2, Math.floor(totalmem() / 8)));
+}
 
 /** Opens the pipeline over an open store: partition count, stored sizes and each partition's last sequence. */
 export async function openIngestPipeline(options: IngestOptions): Promise<Pipeline> {
@@ -108,7 +115,7 @@ export class Pipeline implements IngestPipeline {
     this.maxQueued = options.maxQueuedPerPartition ?? 10_000;
     this.snapshotAfterMs = options.snapshotAfterMs ?? 60_000;
     this.lanes = lastSeqs.map((seq, partition) => new Lane(partition, seq));
-    this.cache = new StateCache(options.cacheSize ?? 100_000, (entry) => this.evicted(entry), options.cacheBytes ?? DEFAULT_STATE_CACHE_BYTES);
+    this.cache = new StateCache(options.cacheSize ?? 2_000_000, (entry) => this.evicted(entry), options.cacheBytes ?? defaultStateCacheBytes());
     this.executor = createExecutor(options.threads ?? 0);
     this.residents = new ResidentAsks(this.executor.owners, (partition) => this.executor.ownerOf(partition));
     this.catchUpsPerTick = Math.max(1, options.catchUpsPerTick ?? 32);
