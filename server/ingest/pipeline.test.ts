@@ -140,6 +140,23 @@ describe('safe retries (D29)', () => {
     expect(b?.events).toEqual([stored[0]]);
   });
 
+  it('an id the caller checked (one store lookup) is still deduped against what committed after its lookup', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]));
+    const hold = pipeline.holdRecentIds(); // the route's lookup happens now and finds nothing
+    const first = await pipeline.append({ org: ORG, user: U1, events: [event(1)] }); // a concurrent copy commits
+    const checked = await pipeline.append({ org: ORG, user: U1, events: [{ ...event(1), checked: hold.mark }, { ...event(2), checked: hold.mark }] });
+    hold.release();
+    expect(checked.events[0]).toEqual(first.events[0]);
+    expect(checked.events[1]?.id).toBe(eventId(2));
+    expect((await readUserEvents(store, ORG, U1)).map((e) => e.id)).toEqual([eventId(1), eventId(2)]);
+    // Stored before the lookup: a checked event is not looked up in the store again (the caller saw it there).
+    const later = pipeline.holdRecentIds();
+    const fresh = await pipeline.append({ org: ORG, user: U1, events: [{ ...event(3), checked: later.mark }] });
+    later.release();
+    expect(fresh.events[0]?.id).toBe(eventId(3));
+  });
+
   it('the same id for another user is another event', async () => {
     const store = new MemoryStore();
     const pipeline = await start(store, new MapPlans(ORG, []));

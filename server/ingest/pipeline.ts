@@ -17,6 +17,7 @@ import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lanes/la
 import { userSnapshotOps } from './state/load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { ResidentAsks } from './state/residents.js';
+import { RecentIds, type RecentIdsHold } from './tick/recent-ids.js';
 import { AudienceSizes } from './tick/sizes.js';
 import { StateCache, userKey, type CachedUser } from './state/cache.js';
 import { GroupScheduler } from './lanes/groups.js';
@@ -91,6 +92,7 @@ export class Pipeline implements IngestPipeline {
   private readonly lanes: Lane[];
   private readonly cache: StateCache;
   private readonly residents: ResidentAsks;
+  private readonly recentIds = new RecentIds();
   private readonly executor: Executor;
   private readonly sizes: AudienceSizes;
   private readonly plans: PlanSource;
@@ -130,6 +132,7 @@ export class Pipeline implements IngestPipeline {
       store: options.store,
       cache: this.cache,
       residents: this.residents,
+      recentIds: this.recentIds,
       sizes,
       executor: this.executor,
       fsync: options.fsync === true,
@@ -160,6 +163,10 @@ export class Pipeline implements IngestPipeline {
       return Promise.reject(new ServiceError(5000, 'The service is overloaded; retry.', undefined, 503));
     }
     return new Promise((resolve, reject) => this.enqueue(lane, { kind: 'append', request, resolve, reject }, weight));
+  }
+
+  holdRecentIds(): RecentIdsHold {
+    return this.recentIds.hold();
   }
 
   async reevaluate(org: string, users: readonly string[]): Promise<void> {

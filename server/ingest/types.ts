@@ -6,6 +6,7 @@ import type { StoredEvent } from '../domain/events/index.js';
 import type { CohortDefinition, SegmentContext } from '../../engine/api.js';
 import type { ReplayPlan, ReplayedUser } from '../backfill/history.js';
 import type { PlanInfo } from './plan-info.js';
+import type { RecentIdsHold } from './tick/recent-ids.js';
 
 /** An event ready to append: validated (D29), schema-checked (D30), its user resolved. */
 export interface NewEvent {
@@ -20,6 +21,11 @@ export interface NewEvent {
   /** The server minted `id` for this append (the client gave none): no stored record can carry it, so the tick
    * skips the idempotency lookup (D29). Its `ei!` entry is still written: a client may retry with it later. */
   readonly minted?: boolean;
+  /**
+   * The caller looked this id up for this user in the store, found nothing, while holding `holdRecentIds()` with
+   * this mark: the tick then asks only the ids committed since (D29, one lookup per client id).
+   */
+  readonly checked?: number;
 }
 
 export interface AppendRequest {
@@ -60,6 +66,11 @@ export interface ContextSource {
 export interface IngestPipeline {
   /** Resolves once the events, their transitions and the extra ops are durable (a crash cannot lose them). */
   append(request: AppendRequest): Promise<AppendResult>;
+  /**
+   * D29: the caller is about to look client event ids up in the store; ids committed from now on stay known to the
+   * pipeline until `release()`, so events marked `checked` with this mark are not looked up again.
+   */
+  holdRecentIds(): RecentIdsHold;
   /** Re-evaluates users whose imported data changed (D27); resolves once their memberships are durable. */
   reevaluate(org: string, users: readonly string[]): Promise<void>;
   /** The user's current memberships (sorted cohort codes). */

@@ -4,7 +4,8 @@
 // Choices where the spec and decisions are silent:
 // - Track with a client `id` already stored for its user (looked up without writing: `user_id`, else the user of the
 //   winning known alias) answers the stored record before the schema check and before any alias is bound, so a
-//   retry changes nothing even when the schema grew in between (D29); the pipeline dedupes concurrent retries.
+//   retry changes nothing even when the schema grew in between (D29). That is the only store lookup of the id: the
+//   pipeline keeps the ids committed after it (`holdRecentIds`) and dedupes concurrent retries from them.
 // - The schema check comes before the user is resolved, so a refused event binds no alias and records no user (D41).
 // - Read: `user_id` missing or empty, or not a UUID, is 400 1000 (an invalid query-parameter value, D11).
 // - Read: `from`/`to` accept what D3 accepts (a date-time with an offset) and also a bare calendar date
@@ -60,7 +61,7 @@ function nextLink(ctx: RequestContext, cursor: string): string {
   return `<${ctx.path}?${query.toString()}>; rel="next"`;
 }
 
-function newEventOf(input: TrackInput, newId: () => string): NewEvent {
+function newEventOf(input: TrackInput, newId: () => string, checked: number | undefined): NewEvent {
   const event: { -readonly [K in keyof NewEvent]: NewEvent[K] } = {
     id: input.id ?? newId(),
     name: input.name,
@@ -69,6 +70,7 @@ function newEventOf(input: TrackInput, newId: () => string): NewEvent {
   };
   // D29: an id the server mints cannot be stored yet; the pipeline skips its idempotency lookup.
   if (input.id === undefined) event.minted = true;
+  else if (checked !== undefined) event.checked = checked;
   if (input.session_id !== undefined) event.session_id = input.session_id;
   if (input.view_id !== undefined) event.view_id = input.view_id;
   return event;
@@ -80,25 +82,31 @@ export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): v
   http.route('POST', '/v2.0/events', 'identity', async (ctx) => {
     const org = authenticateClient(tenancy, ctx).organizationId;
     const input = validateTrackBody(ctx.body, clock.now());
-    if (input.id !== undefined) {
-      // A retry is answered from a read-only lookup of its user, before anything is bound or checked (D29, D41).
-      const known =
-        input.user_id !== undefined
-          ? input.user_id
-          : await identity.resolveStateless(org, { aliases: input.aliases ?? [] });
-      const stored = await findByClientId(store, org, known, input.id);
-      if (stored !== undefined) return { status: 200, body: toWireRecord(stored) };
-    }
-    // D41: the schema's refusals come before resolving, which may bind aliases or record a user.
-    const extraOps = await schemas.check(org, input.name, input.properties);
+    // D29: the one store lookup of a client id; ids committed after it stay known to the pipeline until released.
+    const hold = input.id !== undefined ? pipeline.holdRecentIds() : undefined;
     let appended;
     try {
-      const { userId } = await identity.resolveForTrack(org, { user_id: input.user_id, aliases: input.aliases });
-      appended = await pipeline.append({ org, user: userId, events: [newEventOf(input, newId)], extraOps });
-    } catch (error) {
-      // The registry cached the growth before it was committed; forget it so the next check reloads (registry doc).
-      if (extraOps.length > 0) schemas.invalidate(org, input.name);
-      throw error;
+      let known: string | undefined;
+      if (input.id !== undefined) {
+        // A retry is answered from a read-only lookup of its user, before anything is bound or checked (D29, D41).
+        known = input.user_id !== undefined ? input.user_id : await identity.resolveStateless(org, { aliases: input.aliases ?? [] });
+        const stored = await findByClientId(store, org, known, input.id);
+        if (stored !== undefined) return { status: 200, body: toWireRecord(stored) };
+      }
+      // D41: the schema's refusals come before resolving, which may bind aliases or record a user.
+      const extraOps = await schemas.check(org, input.name, input.properties);
+      try {
+        const { userId } = await identity.resolveForTrack(org, { user_id: input.user_id, aliases: input.aliases });
+        // Looked up under the user it is appended to: the tick needs only what committed since (else it looks itself).
+        const checked = hold !== undefined && known === userId ? hold.mark : undefined;
+        appended = await pipeline.append({ org, user: userId, events: [newEventOf(input, newId, checked)], extraOps });
+      } catch (error) {
+        // The registry cached the growth before it was committed; forget it so the next check reloads (registry doc).
+        if (extraOps.length > 0) schemas.invalidate(org, input.name);
+        throw error;
+      }
+    } finally {
+      hold?.release();
     }
     const [record] = appended.events;
     if (record === undefined) throw new Error('the ingest pipeline answered no record for an appended event');

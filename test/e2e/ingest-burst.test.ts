@@ -69,4 +69,29 @@ describe('a burst of 1,000 concurrent track calls', () => {
       expect(stored.body).toHaveLength(1);
     }
   });
+
+  it('of retries (D29): 10 ids each sent 30 times at once, and again while the first copies commit, store 10 events', async () => {
+    const h = await start();
+    const code = await createCohort(h, { event: 'Pageview', frequency: { greater_than_or_equal_to: 10 } });
+    const user = randomUUID();
+    const ids = Array.from({ length: 10 }, () => randomUUID());
+    const send = (id: string, n: number) =>
+      h.call('POST', '/v2.0/events', { key: h.keys.public_key, body: { id, user_id: user, name: 'Pageview', properties: { n } } });
+    // The first wave races its own copies; the second starts as soon as any answer of the first came back, so its
+    // lookups overlap the commits of the first (the window of ids committed after a lookup decides those).
+    const first = ids.flatMap((id, i) => Array.from({ length: 30 }, () => send(id, i)));
+    await Promise.race(first);
+    const second = ids.flatMap((id, i) => Array.from({ length: 30 }, () => send(id, i)));
+    const answers = await Promise.all([...first, ...second]);
+    expect(answers.map((a) => a.status).filter((s) => s !== 200)).toEqual([]);
+    for (const id of ids) {
+      const copies = answers.filter((a) => a.body.id === id);
+      expect(copies).toHaveLength(60);
+      expect(new Set(copies.map((a) => JSON.stringify(a.body))).size).toBe(1);
+    }
+    const stored = await h.call<Array<{ id: string }>>('GET', `/v2.0/events?user_id=${user}`);
+    expect(stored.body.map((e) => e.id).sort()).toEqual([...ids].sort());
+    expect(h.services.pipeline.audienceSize(h.keys.organization_id, code)).toBe(1);
+  });
 });
+

@@ -18,6 +18,7 @@ import type { PlanInfo } from '../plan-info.js';
 import { AudienceSizes, type SizeDeltas } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from '../state/cache.js';
 import type { ResidentAsks } from '../state/residents.js';
+import type { RecentIds } from './recent-ids.js';
 import { buildOps } from './ops.js';
 import type { NewEvent } from '../types.js';
 import type { UserResult } from '../worker/work.js';
@@ -31,6 +32,8 @@ export interface TickEnv {
   readonly cache: StateCache;
   /** What the owners are still to be told about their resident states (snapshots, forgotten states). */
   readonly residents: ResidentAsks;
+  /** Client ids committed while a route's lookup is outstanding (D29, one lookup per id). */
+  readonly recentIds: RecentIds;
   readonly sizes: AudienceSizes;
   readonly executor: Executor;
   readonly fsync: boolean;
@@ -145,7 +148,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
       // A user belongs to one partition, so the lanes' users never share a key.
       for (const [key, work] of tick.users) all.set(key, work);
     }
-    await resolveRetries(env.store, all);
+    await resolveRetries(env, all);
     await Promise.all(ticks.map((tick) => loadStates(env, tick.lane, tick.users)));
     await Promise.all(
       ticks.map(async (tick) => {
@@ -241,7 +244,23 @@ function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
       env.residents.invalidate(work.partition, work.key);
     }
   }
+  env.recentIds.committed(clientIdsOf(tick));
   for (const item of tick.active) answer(item, tick.stepOf.get(item) as { work: UserWork; index: number });
+}
+
+/** The client ids (not minted) of a committed tick's new events, with their stored records (D29). */
+function clientIdsOf(tick: LaneTick): (readonly [string, StoredEvent])[] {
+  const ids: (readonly [string, StoredEvent])[] = [];
+  for (const work of tick.users.values()) {
+    for (const step of work.steps) {
+      if (step.item.kind !== 'append') continue;
+      step.item.request.events.forEach((event, i) => {
+        const answer = step.answers[i];
+        if (event.minted !== true && answer instanceof FreshEvent) ids.push([clientIdKey(work.org, work.user, event.id), answer.toStored()]);
+      });
+    }
+  }
+  return ids;
 }
 
 /**
@@ -300,18 +319,28 @@ function workOf(users: Map<string, UserWork>, partition: number, org: string, us
   return work;
 }
 
-/** D29: an id already stored for the user, or repeated earlier in this tick, answers that record; nothing is added. */
-async function resolveRetries(store: Store, users: Map<string, UserWork>): Promise<void> {
+/**
+ * D29: an id already stored for the user, or repeated earlier in this tick, answers that record; nothing is added.
+ * Ids the server minted are not looked up; ids the route checked are looked up only among those committed since.
+ */
+async function resolveRetries(env: TickEnv, users: Map<string, UserWork>): Promise<void> {
   const ids = new Map<string, { org: string; user: string; id: string }>();
+  const stored = new Map<string, StoredEvent>();
   for (const work of users.values()) {
     for (const step of work.steps) {
       if (step.item.kind !== 'append') continue;
       for (const event of step.item.request.events) {
-        if (event.minted !== true) ids.set(clientIdKey(work.org, work.user, event.id), { org: work.org, user: work.user, id: event.id });
+        if (event.minted === true) continue;
+        const key = clientIdKey(work.org, work.user, event.id);
+        if (event.checked === undefined) ids.set(key, { org: work.org, user: work.user, id: event.id });
+        else {
+          const recent = env.recentIds.after(event.checked, key);
+          if (recent !== undefined) stored.set(key, recent);
+        }
       }
     }
   }
-  const stored = await findStoredIds(store, [...ids.values()]);
+  if (ids.size > 0) for (const [key, record] of await findStoredIds(env.store, [...ids.values()])) stored.set(key, record);
   for (const work of users.values()) {
     const seen = new Map<string, FreshEvent>();
     for (const step of work.steps) {
