@@ -1,5 +1,6 @@
 // Benchmarks (1)-(3) over HTTP: POST /v2.0/events, the same with --fsync, and stateless segmentation (10 events and
-// a passed-back state), each run interleaved with a run of the bare uWS baseline on the same bodies and settings.
+// a passed-back state), each run interleaved with a run of the bare uWS baseline on the same bodies and settings;
+// and the threads sweep: POST /v2.0/events with the server restarted on the same data at each `--threads` value.
 
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,9 @@ export interface HttpBenchOptions {
   readonly seedConnections: number;
   /** Users whose state stateless calls pass back (each prepared by one call without state). */
   readonly statelessUsers: number;
-  readonly which: { readonly ingest: boolean; readonly fsync: boolean; readonly stateless: boolean };
+  readonly which: { readonly ingest: boolean; readonly fsync: boolean; readonly stateless: boolean; readonly threads: boolean };
+  /** The `--threads` values of the sweep. */
+  readonly threadsSweep: readonly number[];
   readonly cpuProfileDir?: string;
 }
 
@@ -42,6 +45,8 @@ export interface HttpBenchResult {
   readonly ingest?: Comparison;
   readonly fsync?: Comparison & { readonly via: string };
   readonly stateless?: Comparison & { readonly stateBytes: number };
+  /** The threads sweep: ingestion at each `serve --threads` value. */
+  readonly threads?: readonly (Comparison & { readonly threads: number })[];
   readonly dataDirBytes: number;
 }
 
@@ -66,8 +71,13 @@ const describe = (r: LoadResult): string =>
 export async function runHttpBenches(options: HttpBenchOptions, progress: Progress): Promise<HttpBenchResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'audience-bench-'));
   const running: Running[] = [];
-  const startServer = async (fsync: boolean): Promise<Running> => {
-    const server = await startAudience({ dataDir, fsync, ...(options.cpuProfileDir !== undefined && { cpuProfileDir: options.cpuProfileDir }) });
+  const startServer = async (fsync: boolean, threads?: number): Promise<Running> => {
+    const server = await startAudience({
+      dataDir,
+      fsync,
+      ...(threads !== undefined && { threads }),
+      ...(options.cpuProfileDir !== undefined && { cpuProfileDir: options.cpuProfileDir }),
+    });
     running.push(server);
     return server;
   };
@@ -136,6 +146,19 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
       const fsync: [LoadResult[], LoadResult[]] = [[], []];
       for (let run = 1; run <= options.runs; run++) await pair('ingest --fsync', fsync[0], fsync[1], trackTarget, run);
       result.fsync = { ...compare(...fsync), via };
+    }
+    if (options.which.threads) {
+      const sweep: (Comparison & { threads: number })[] = [];
+      for (const threads of options.threadsSweep) {
+        await server.stop();
+        server = await startServer(false, threads);
+        progress(`restarted the server with --threads ${threads}, same data`);
+        await settle(`threads ${threads} start`);
+        const runs: [LoadResult[], LoadResult[]] = [[], []];
+        for (let run = 1; run <= options.runs; run++) await pair(`ingest --threads ${threads}`, runs[0], runs[1], trackTarget, run);
+        sweep.push({ ...compare(...runs), threads });
+      }
+      result.threads = sweep;
     }
     await server.stop();
     result.dataDirBytes = await directoryBytes(dataDir);

@@ -19,6 +19,8 @@ const SEED = 43;
 const ORG = randomUUID();
 const IN_FLIGHT = 4_096;
 const WARM_USERS = 1_000;
+/** The resident states' byte bound (`serve --state-cache-bytes`): past it, users are snapshotted and forgotten. */
+export const STATE_CACHE_BYTES = 1024 ** 3;
 
 const dir = await mkdtemp(join(tmpdir(), 'audience-bench-memory-'));
 const store = await openLevelStore(dir);
@@ -27,6 +29,7 @@ const pipeline = await openIngestPipeline({
   store,
   threads: 0,
   fsync: false,
+  cacheBytes: STATE_CACHE_BYTES,
   plans: { planFor: () => ({ version: 1, cohorts }) },
   contexts: { contextFor: async () => ({ inImportedSegment: () => false, connectionRows: () => [] }) },
 });

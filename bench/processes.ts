@@ -31,12 +31,15 @@ export interface AudienceOptions {
   readonly fsync?: boolean;
   /** Write a V8 CPU profile of the server into this directory (node --cpu-prof). */
   readonly cpuProfileDir?: string;
+  /** `serve --threads N` (partition owners); the server's default when absent. */
+  readonly threads?: number;
 }
 
 export function startAudience(options: AudienceOptions): Promise<Running> {
   const node = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir];
   const serve = ['--data', options.dataDir, '--port', '0'];
-  return startProcess([...node, CLI_BIN, 'serve', ...serve, ...(options.fsync ? ['--fsync'] : [])], 'audience serve');
+  const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
+  return startProcess([...node, CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : [])], 'audience serve');
 }
 
 export function startBaseline(): Promise<Running> {

@@ -12,7 +12,9 @@ import { runMemoryBench, type MemoryBenchOptions } from './memory.js';
 import { runReferenceBench, type ReferenceBenchOptions } from './reference.js';
 import { backfillRate, renderResults, writeReadme, type BenchResults, type Outcome } from './report.js';
 
-export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'engine', 'reference', 'backfill', 'memory'] as const;
+export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory'] as const;
+/** `serve --threads` values of the threads sweep: the main thread alone, one owner, two owners. */
+export const THREADS_SWEEP = [0, 1, 2] as const;
 export type BenchName = (typeof BENCHMARKS)[number];
 
 interface Settings {
@@ -133,7 +135,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     users: settings.users,
   };
 
-  if (has('ingest') || has('fsync') || has('stateless')) {
+  if (has('ingest') || has('fsync') || has('stateless') || has('threads')) {
     const options: HttpBenchOptions = {
       seed: SEED,
       users: settings.users,
@@ -142,7 +144,8 @@ export async function main(argv: readonly string[]): Promise<void> {
       load: settings.load,
       seedConnections: settings.seedConnections,
       statelessUsers: settings.statelessUsers,
-      which: { ingest: has('ingest'), fsync: has('fsync'), stateless: has('stateless') },
+      which: { ingest: has('ingest'), fsync: has('fsync'), stateless: has('stateless'), threads: has('threads') },
+      threadsSweep: THREADS_SWEEP,
       ...(args.cpuProfileDir !== undefined && { cpuProfileDir: args.cpuProfileDir }),
     };
     progress('HTTP benchmarks: seeding, then baseline/audience pairs');

@@ -39,8 +39,8 @@ describe('bench report', () => {
 
   it('shows a benchmark that could not run as not available, with no figure', () => {
     const text = renderResults({ ...base, backfill: { ok: false, at: 'now', reason: 'not yet available (bench/backfill.ts is not built)' } });
-    expect(text).toMatch(/\| Backfill events\/s \| ≥ 200,000 \| not available: not yet available/);
-    expect(text).not.toMatch(/Backfill events\/s \| ≥ 200,000 \| \d/);
+    expect(text).toMatch(/\| Backfill events\/s \| ≥ 1,000,000 \| not available: not yet available/);
+    expect(text).not.toMatch(/Backfill events\/s \| ≥ 1,000,000 \| \d/);
   });
 
   it('rewrites only the section between the markers', async () => {
