@@ -96,6 +96,9 @@ export function registerSegmentationRoutes(
     '/ccs/v1/segmentation/stateless',
     'segmentation',
     async (ctx) => {
+      // D24: the events are published after the reply; while the backlog is full, a call waits for room first.
+      const room = publisher.room();
+      if (room !== undefined) await room;
       const principal = authenticate(ctx);
       const synchronous = readSwitch(ctx.query);
       const body = parseSegmentationBody(ctx.body, clock.now(), true);
