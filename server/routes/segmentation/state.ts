@@ -1,6 +1,7 @@
 // The stateless-segmentation state (D23, D42): `internal_state` = {v: 2, c}, where `c` is base64 of
-// IV (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes). The plaintext is the entry times by cohort code and
-// the engine-state bytes (the entries compact msgpack since format 2 of the engine state; JSON ones still read); the additional authenticated data binds the format version, organization and user. The
+// IV (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes). The plaintext is a length word, the entry times of
+// the cohorts the user is in (compact msgpack; the JSON `[[code, time]]` of earlier states is still read) and the
+// engine-state bytes; the additional authenticated data binds the format version, organization and user. The
 // 256-bit key of an organization is derived with HKDF-SHA256 from its 32-byte secret kept in the store (the HMAC
 // secret of D23, `m!state-secret!{org}`), so states survive restarts and another organization's key fails the tag.
 // Version-1 states (D23: `{v: 1, s, e, sig}`, HMAC-SHA256) handed out before are still read, never written.
@@ -10,7 +11,7 @@ import { pack, unpack } from 'msgpackr';
 import { badBody } from '../../errors.js';
 import { key } from '../../store/layout.js';
 import type { Store } from '../../store/contract.js';
-import { decodeState, encodeState, type UserState } from '../../../engine/index.js';
+import { decodeState, encodeState, membershipsOf, type UserState } from '../../../engine/index.js';
 
 /** Version of the `internal_state` envelope written (not of the engine's encoding, which the bytes carry themselves). */
 export const INTERNAL_STATE_VERSION = 2;
@@ -68,23 +69,25 @@ function entriesJson(entries: ReadonlyMap<number, number>): string {
 }
 
 /**
- * Set on the plaintext's length word when the entries are compact: msgpack `[latest, codes[], back[]]`, each entry
- * time as its distance back from the latest (small integers where epoch milliseconds in JSON take 14 bytes).
+ * Set on the plaintext's length word when the entries are compact: msgpack `[latest, back[]]`, the entry time of
+ * each cohort the engine state lists as a membership (ascending code order, so the codes are not repeated), as its
+ * distance back from the latest (small integers where epoch milliseconds in JSON take 14 bytes).
  */
 const COMPACT_ENTRIES = 0x8000_0000;
 
-function compactEntries(entries: ReadonlyMap<number, number>): Buffer | undefined {
-  const sorted = [...entries].sort((a, b) => a[0] - b[0]);
-  const latest = sorted.reduce((max, [, time]) => Math.max(max, time), 0);
-  const back = sorted.map(([, time]) => latest - time);
-  if (!sorted.every(([code, time], i) => Number.isSafeInteger(code) && Number.isSafeInteger(time) && Number.isSafeInteger(back[i]))) return undefined;
-  return pack([latest, sorted.map(([code]) => code), back]);
+function compactEntries(entries: ReadonlyMap<number, number>, members: readonly number[]): Buffer | undefined {
+  if (members.length !== entries.size || !members.every((code) => entries.has(code))) return undefined;
+  const times = members.map((code) => entries.get(code) as number);
+  const latest = times.reduce((max, time) => Math.max(max, time), 0);
+  const back = times.map((time) => latest - time);
+  if (!times.every((time, i) => Number.isSafeInteger(time) && Number.isSafeInteger(back[i]))) return undefined;
+  return pack([latest, back]);
 }
 
-function readCompactEntries(bytes: Buffer): Map<number, number> {
-  const [latest, codes, back] = unpack(bytes) as [number, number[], number[]];
-  if (!Number.isSafeInteger(latest) || !Array.isArray(codes) || !Array.isArray(back) || codes.length !== back.length) throw new Error('bad entries');
-  return new Map(codes.map((code, i) => [code, latest - (back[i] as number)]));
+function readCompactEntries(bytes: Buffer, members: readonly number[]): Map<number, number> {
+  const [latest, back] = unpack(bytes) as [number, number[]];
+  if (!Number.isSafeInteger(latest) || !Array.isArray(back) || back.length !== members.length) throw new Error('bad entries');
+  return new Map(members.map((code, i) => [code, latest - (back[i] as number)]));
 }
 
 export class StateSigner {
@@ -96,7 +99,7 @@ export class StateSigner {
   constructor(private readonly store: Store) {}
 
   async seal(org: string, user: string, state: UserState, entries: ReadonlyMap<number, number>): Promise<InternalState> {
-    const compact = compactEntries(entries);
+    const compact = compactEntries(entries, membershipsOf(state));
     const json = compact ?? Buffer.from(entriesJson(entries));
     const length = Buffer.alloc(4);
     length.writeUInt32BE(compact === undefined ? json.length : (json.length | COMPACT_ENTRIES) >>> 0);
@@ -131,8 +134,10 @@ export class StateSigner {
       const word = plain.readUInt32BE(0);
       const length = (word & ~COMPACT_ENTRIES) >>> 0;
       const part = plain.subarray(4, 4 + length);
-      const entries = (word & COMPACT_ENTRIES) !== 0 ? readCompactEntries(part) : new Map(JSON.parse(part.toString('utf8')) as [number, number][]);
-      return { state: decodeState(new Uint8Array(plain.subarray(4 + length))), entries };
+      const state = decodeState(new Uint8Array(plain.subarray(4 + length)));
+      const entries =
+        (word & COMPACT_ENTRIES) !== 0 ? readCompactEntries(part, membershipsOf(state)) : new Map(JSON.parse(part.toString('utf8')) as [number, number][]);
+      return { state, entries };
     } catch {
       throw invalid('unreadable engine state');
     }
