@@ -68,16 +68,25 @@ describe('encode / decode', () => {
     expect(good).toBeDefined();
     const fields = [STATE_FORMAT + 1, 0, 0, null, 0, 0, 0, null, 0, 0, [], [], [], []];
     expect(codeOf(() => decodeState(pack(fields)))).toBe('ENGINE_BAD_STATE');
-    expect(codeOf(() => decodeState(pack([STATE_FORMAT, -1, 0, null, 0, 0, 0, null, 0, 0, [], [], [], []])))).toBe('ENGINE_BAD_STATE');
-    expect(codeOf(() => decodeState(pack([STATE_FORMAT, 0, 0, null, 0, 0, 0, null, 0, 0, [], [], [1], []])))).toBe('ENGINE_BAD_STATE');
+    // Format 1 (still read) and format 2 (written): a negative count, ids without data.
+    expect(codeOf(() => decodeState(pack([1, -1, 0, null, 0, 0, 0, null, 0, 0, [], [], [], []])))).toBe('ENGINE_BAD_STATE');
+    expect(codeOf(() => decodeState(pack([1, 0, 0, null, 0, 0, 0, null, 0, 0, [], [], [1], []])))).toBe('ENGINE_BAD_STATE');
+    expect(codeOf(() => decodeState(pack([2, -1, 0, null, 0, 0, 0, null, 0, 0, [], [], null, [], []])))).toBe('ENGINE_BAD_STATE');
+    expect(codeOf(() => decodeState(pack([2, 0, 0, null, 0, 0, 0, null, 0, 0, [], [], null, [1], []])))).toBe('ENGINE_BAD_STATE');
+    // Format 2: a bad slot-set fingerprint, a tracker time that is neither a distance nor a boxed time.
+    expect(codeOf(() => decodeState(pack([2, 0, 0, null, 0, 0, 0, null, 0, 0, [], [], 'x', [], []])))).toBe('ENGINE_BAD_STATE');
+    expect(codeOf(() => decodeState(pack([2, 0, 0, null, 0, 'x', 0, null, 0, 0, [], [], null, [], []])))).toBe('ENGINE_BAD_STATE');
+    expect(codeOf(() => decodeState(pack([2, 0, 0, null, 0, 0, 0, null, 0, 0, [], [], null, [], [], 0.5])))).toBe('ENGINE_BAD_STATE');
   });
 
   it('damaged slot data is not trusted: the slot starts over and is reported missing', () => {
     const plan = compilePlan([cohort(1, expr('Buy', { frequency: gte(2) }))], 1);
     const state = segment(plan, newUserState(), [ev('Buy', T0), ev('Buy', T0 + 1)], EMPTY_CONTEXT).state;
     const id = plan.slots[0]?.id as number;
-    const damaged = decodeState(pack([STATE_FORMAT, 2, T0 + 1, null, 0, T0, 0, null, 0, T0, [1], [], [id], [['x']]]));
+    const damaged = decodeState(pack([1, 2, T0 + 1, null, 0, T0, 0, null, 0, T0, [1], [], [id], [['x']]]));
     expect(missingSlots(plan, damaged)).toEqual(plan.slotKeys);
+    const damaged2 = decodeState(pack([2, 2, T0 + 1, null, 0, 1, 0, null, 0, 1, [1], [], null, [id], [['x']]]));
+    expect(missingSlots(plan, damaged2)).toEqual(plan.slotKeys);
     expect(membershipsOf(state)).toEqual([1]);
   });
 });
@@ -121,5 +130,102 @@ describe('plan versions', () => {
 
   it('a new user has no missing slots', () => {
     expect(missingSlots(v2, newUserState())).toEqual([]);
+  });
+});
+
+/** The format-1 encoding of a bound state (every slot of the plan), as stored snapshots written before format 2 hold. */
+function formatOne(state: ReturnType<typeof newUserState>): Uint8Array {
+  const plan = state.plan;
+  if (plan === undefined) throw new Error('bind first');
+  return pack([
+    1,
+    state.count,
+    state.time,
+    state.sessionKey,
+    state.sessionStartIndex,
+    state.sessionStartTime,
+    state.viewKind,
+    state.viewKey,
+    state.viewStartIndex,
+    state.viewStartTime,
+    membershipsOf(state),
+    [...state.fresh],
+    plan.slots.map((slot) => slot.id),
+    plan.slots.map((slot) => slot.encode(state)),
+  ]);
+}
+
+describe('format 2: only touched slots', () => {
+  const gen = new SampleGenerator(21);
+  const plan = compilePlan(gen.cohorts(100), 1);
+  const ctx = gen.context();
+
+  it('writes only the slots that differ from their initial value, far smaller than every slot', () => {
+    const state = segment(plan, newUserState(), gen.events(10), ctx).state;
+    const bytes = encodeState(state);
+    const every = formatOne(state);
+    expect(bytes[1]).toBe(STATE_FORMAT);
+    expect(bytes.length).toBeLessThan(every.length / 3);
+    // Decoded and bound to the same plan, untouched slots are initial and up to date (not "needs backfill").
+    const copy = decodeState(bytes);
+    expect(missingSlots(plan, copy)).toEqual([]);
+    expect(encodeState(copy)).toEqual(bytes);
+    const more = gen.events(200, state.time + MINUTE);
+    const a = segment(plan, state, more, ctx);
+    const b = segment(plan, copy, more, ctx);
+    expect(b.transitions).toEqual(a.transitions);
+    expect(encodeState(b.state)).toEqual(encodeState(a.state));
+  });
+
+  it('a user with no events writes no slots', () => {
+    const state = newUserState();
+    missingSlots(plan, state);
+    expect(encodeState(state).length).toBeLessThan(48);
+  });
+
+  it('format 1 snapshots are still read, with every slot they hold, and behave exactly like the original', () => {
+    const state = segment(plan, newUserState(), gen.events(300), ctx).state;
+    const old = decodeState(formatOne(state));
+    expect(membershipsOf(old)).toEqual(membershipsOf(state));
+    expect(missingSlots(plan, old)).toEqual([]);
+    expect(encodeState(old)).toEqual(encodeState(state));
+    const more = gen.events(100, state.time + MINUTE);
+    expect(segment(plan, old, more, ctx).transitions).toEqual(segment(plan, state, more, ctx).transitions);
+  });
+
+  it('a fresh slot left out for being at its initial value stays fresh', () => {
+    const v1 = compilePlan([cohort(2, expr('Buy', { frequency: gte(3) }))], 1);
+    const v2 = compilePlan([cohort(2, expr('Buy', { frequency: gte(3) })), cohort(5, expr('Search', { frequency: gte(1) }))], 2);
+    const state = decodeState(encodeState(segment(v1, newUserState(), [ev('Buy', T0)], EMPTY_CONTEXT).state));
+    const missing = missingSlots(v2, state);
+    expect(missing).toHaveLength(1);
+    // The new Search slot is empty (left out) yet not up to date: still reported after a round trip.
+    expect(missingSlots(v2, decodeState(encodeState(state)))).toEqual(missing);
+  });
+
+  it('across a plan change, an untouched slot of the old plan is initial, a slot new to the plan is missing', () => {
+    const v1 = compilePlan([cohort(2, expr('Buy', { frequency: gte(3) })), cohort(3, expr('Click', { frequency: gte(1) }))], 1);
+    const v2 = compilePlan([cohort(3, expr('Click', { frequency: gte(1) })), cohort(4, expr('Search', { frequency: gte(1) }))], 2);
+    const bytes = encodeState(segment(v1, newUserState(), [ev('Buy', T0)], EMPTY_CONTEXT).state);
+    const clickKey = v2.slotKeys.find((key) => key.includes('Click'));
+    const searchKey = v2.slotKeys.find((key) => key.includes('Search'));
+    expect(missingSlots(v2, decodeState(bytes))).toEqual([searchKey]);
+    // A fingerprint this process never saw (written by another process under another plan): absent slots unknown.
+    const foreign = decodeState(bytes);
+    (foreign.storedSlots as unknown as { slotSet: number }).slotSet += 1;
+    expect(missingSlots(v2, foreign).sort()).toEqual([clickKey, searchKey].sort());
+  });
+
+  it('tracker times that are not integers round-trip exactly (boxed)', () => {
+    const p = compilePlan([cohort(1, expr('Buy', { frequency: gte(1) }))], 1);
+    const state = segment(p, newUserState(), [ev('Buy', T0 + 0.25), ev('Buy', T0 + 1.5)], EMPTY_CONTEXT).state;
+    const copy = decodeState(encodeState(state));
+    expect([copy.time, copy.eventTime, copy.sessionStartTime, copy.viewStartTime]).toEqual([
+      state.time,
+      state.eventTime,
+      state.sessionStartTime,
+      state.viewStartTime,
+    ]);
+    expect(encodeState(copy)).toEqual(encodeState(state));
   });
 });

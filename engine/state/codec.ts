@@ -1,44 +1,95 @@
 // The encoded form of a user's state (msgpackr): a versioned array of the trackers, member codes, ids of slots not
 // yet backfilled, and slot tuples keyed by slot id, so that any plan version can adopt what it knows (SLOTS.md).
+// Format 2 writes only the slots that differ from their freshly initialised value, with a fingerprint of the
+// encoding plan's slot set, so that a user's state is as large as what the user touched, not as the plan.
 
+import { createHash } from 'node:crypto';
 import { Packr, Unpackr } from 'msgpackr';
+import type { Plan } from '../plan/plan.js';
 import { EngineError } from '../errors.js';
-import { VIEW_GIVEN, VIEW_NONE, UserState, membershipsOf, slotTuplesById } from './user-state.js';
+import { BaseSlot } from './slots/types.js';
+import { VIEW_GIVEN, VIEW_NONE, UserState, membershipsOf, type StoredSlots } from './user-state.js';
 
-/** Bump when the layout below changes; decoders accept only versions they know. */
-export const STATE_FORMAT = 1;
+/** Bump when the layout below changes; decoders accept only versions they know (1 is still read). */
+export const STATE_FORMAT = 2;
+const FORMAT_1 = 1;
 
 const packr = new Packr({ useRecords: false, variableMapSize: true });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, copyBuffers: true });
 
 /*
- * Layout (format 1; slot tuples: numbers, NaN as null, then objects; see SLOTS.md):
- * [format, count, time, sessionKey, sessionStartIndex, sessionStartTime,
+ * Format 1 (still decoded; slot tuples: numbers, NaN as null, then objects; see SLOTS.md):
+ * [1, count, time, sessionKey, sessionStartIndex, sessionStartTime,
  *  viewKind, viewKey, viewStartIndex, viewStartTime, memberCodes[], freshIds[], slotIds[], slotData[], eventTime?]
- * `eventTime` (the latest event's effective time, E2/E20) is written only when a re-evaluation moved `time` past it.
+ * Every slot of the plan is written; a slot absent on decode is unknown to the encoding plan (fresh when bound).
+ *
+ * Format 2 (written):
+ * [2, count, time, sessionKey, sessionStartIndex, sessionStart, viewKind, viewKey, viewStartIndex, viewStart,
+ *  memberCodes[], freshIds[], slotSet, slotIds, slotData[], eventTime?]
+ * - Only slots whose tuple differs from the tuple of a freshly `init`ed slot are written. `slotIds` is binary: per
+ *   written slot the low 32 bits of its id (4 bytes, big-endian), resolved through the encoding plan's slot set; an
+ *   array of whole ids instead when two slots of that plan share their low 32 bits (or the state was decoded from
+ *   format 1 and never bound). Under a plan whose slot set is unknown here, short ids are matched against the plan's
+ *   own slots (a wrong match needs a removed and a new slot to share 32 bits). `slotSet` is a 53-bit
+ *   fingerprint of the sorted slot ids of the plan the state was bound to (null: an unbound state from format 1,
+ *   whose absent slots stay unknown). Bound to a plan with the same slot set, an absent slot is exactly its
+ *   initial value: initialised, and fresh only when listed in freshIds (never "needs backfill" for being untouched).
+ *   Under another plan, an absent slot the fingerprint's slot set had (known to this process: a plan it bound or
+ *   encoded with) is initial too; otherwise it is unknown, as in format 1 (fresh when the user has history).
+ * - `sessionStart`, `viewStart` and `eventTime` are written as `time` minus the value (small integers, where
+ *   epoch milliseconds take 9 bytes), or as `[value]` when that difference would not be exact.
+ * - `eventTime` (the latest event's effective time, E2/E20) is written only when a re-evaluation moved `time` past it.
  */
-const FIELDS = 14;
+const FIELDS_1 = 14;
+const FIELDS_2 = 15;
 
 export function encodeState(state: UserState): Uint8Array {
-  const byId = slotTuplesById(state);
-  const ids = [...byId.keys()];
-  const data = ids.map((id) => byId.get(id));
+  const plan = state.plan;
+  const ids: number[] = [];
+  const data: unknown[] = [];
+  let slotSet: number | null;
+  let short: boolean;
+  if (plan === undefined) {
+    // Unbound (decoded, not yet used): what was decoded, as it was.
+    for (const [id, tuple] of state.stored) {
+      ids.push(id);
+      data.push(tuple);
+    }
+    const source = state.storedSlots instanceof FormatTwoSlots ? state.storedSlots : undefined;
+    slotSet = source?.slotSet ?? null;
+    short = source?.short ?? false;
+  } else {
+    const info = planInfo(plan);
+    slotSet = info.slotSet;
+    short = info.shortUnique;
+    const slots = plan.slots;
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      if (info.plainNums[i] === true && sameNums(state.nums, info.initNums, slot.num, slot.numWidth)) continue;
+      const tuple = slot.encode(state);
+      if (info.plainNums[i] !== true && sameValue(tuple, info.initTuples[i])) continue;
+      ids.push(short ? slot.id % SHORT : slot.id);
+      data.push(tuple);
+    }
+  }
+  const time = state.time;
   const packed = packr.pack([
     STATE_FORMAT,
     state.count,
-    state.time,
+    time,
     state.sessionKey,
     state.sessionStartIndex,
-    state.sessionStartTime,
+    before(time, state.sessionStartTime),
     state.viewKind,
     state.viewKey,
     state.viewStartIndex,
-    state.viewStartTime,
+    before(time, state.viewStartTime),
     membershipsOf(state),
     [...state.fresh],
-    ids,
+    slotSet,
+    short ? shortBytes(ids) : ids,
     data,
-    ...(state.eventTime !== state.time ? [state.eventTime] : []),
+    ...(state.eventTime !== time ? [before(time, state.eventTime)] : []),
   ]);
   // A copy: msgpackr hands out views of a shared buffer.
   return new Uint8Array(packed);
@@ -52,11 +103,67 @@ export function decodeState(bytes: Uint8Array): UserState {
   } catch (error) {
     throw bad('not msgpack', error);
   }
-  if (!Array.isArray(value) || (value.length !== FIELDS && value.length !== FIELDS + 1)) throw bad('not a state array');
-  const [format, count, time, sessionKey, sessionStartIndex, sessionStartTime, viewKind, viewKey, viewStartIndex, viewStartTime, members, fresh, ids, data] =
-    value as unknown[];
-  const eventTime: unknown = value.length > FIELDS ? value[FIELDS] : time;
-  if (format !== STATE_FORMAT) throw bad(`unknown state format ${String(format)}`);
+  if (!Array.isArray(value) || value.length === 0) throw bad('not a state array');
+  const format: unknown = value[0];
+  if (format === FORMAT_1) return decodeFormat1(value);
+  if (format === STATE_FORMAT) return decodeFormat2(value);
+  throw bad(`unknown state format ${String(format)}`);
+}
+
+function decodeFormat1(value: unknown[]): UserState {
+  if (value.length !== FIELDS_1 && value.length !== FIELDS_1 + 1) throw bad('not a state array');
+  const [, count, time, sessionKey, sessionStartIndex, sessionStartTime, viewKind, viewKey, viewStartIndex, viewStartTime, members, fresh, ids, data] =
+    value;
+  const eventTime: unknown = value.length > FIELDS_1 ? value[FIELDS_1] : time;
+  return build(count, time, eventTime, sessionKey, sessionStartIndex, sessionStartTime, viewKind, viewKey, viewStartIndex, viewStartTime, members, fresh, ids, data);
+}
+
+function decodeFormat2(value: unknown[]): UserState {
+  if (value.length !== FIELDS_2 && value.length !== FIELDS_2 + 1) throw bad('not a state array');
+  const [, count, time, sessionKey, sessionStartIndex, sessionStart, viewKind, viewKey, viewStartIndex, viewStart, members, fresh, slotSet, slotIds, data] =
+    value;
+  if (!isTime(time)) throw bad('bad trackers');
+  if (!(slotSet === null || (typeof slotSet === 'number' && Number.isSafeInteger(slotSet) && slotSet >= 0))) throw bad('bad slot set');
+  const short = slotIds instanceof Uint8Array;
+  if (short && slotIds.length % 4 !== 0) throw bad('bad slot ids');
+  const ids = short ? fromShortBytes(slotIds) : slotIds;
+  const eventTime = value.length > FIELDS_2 ? since(time, value[FIELDS_2]) : time;
+  const state = build(
+    count,
+    time,
+    eventTime,
+    sessionKey,
+    sessionStartIndex,
+    since(time, sessionStart),
+    viewKind,
+    viewKey,
+    viewStartIndex,
+    since(time, viewStart),
+    members,
+    fresh,
+    ids,
+    data,
+  );
+  state.storedSlots = new FormatTwoSlots(state.stored, typeof slotSet === 'number' ? slotSet : null, short);
+  return state;
+}
+
+function build(
+  count: unknown,
+  time: unknown,
+  eventTime: unknown,
+  sessionKey: unknown,
+  sessionStartIndex: unknown,
+  sessionStartTime: unknown,
+  viewKind: unknown,
+  viewKey: unknown,
+  viewStartIndex: unknown,
+  viewStartTime: unknown,
+  members: unknown,
+  fresh: unknown,
+  ids: unknown,
+  data: unknown,
+): UserState {
   if (!isCount(count) || !isTime(time) || !isCount(sessionStartIndex) || !isTime(sessionStartTime)) throw bad('bad trackers');
   if (!isCount(viewStartIndex) || !isTime(viewStartTime)) throw bad('bad trackers');
   if (!isTime(eventTime) || eventTime > time) throw bad('bad event time');
@@ -81,8 +188,147 @@ export function decodeState(bytes: Uint8Array): UserState {
   state.storedMembers = [...members];
   state.fresh = new Set(fresh);
   // Slot tuples are checked against the plan's definitions when bound (an unusable slot starts over, marked fresh).
-  ids.forEach((id, i) => state.stored.set(id, data[i]));
+  for (let i = 0; i < ids.length; i++) state.stored.set(ids[i] as number, data[i]);
   return state;
+}
+
+/** A time as its distance back from `time` when that round-trips exactly, else boxed. */
+function before(time: number, value: number): number | [number] {
+  const delta = time - value;
+  return Number.isSafeInteger(time) && Number.isSafeInteger(value) && Number.isSafeInteger(delta) ? delta : [value];
+}
+
+function since(time: number, encoded: unknown): unknown {
+  if (typeof encoded === 'number') return Number.isSafeInteger(encoded) ? time - encoded : Number.NaN;
+  if (Array.isArray(encoded) && encoded.length === 1) return encoded[0];
+  return Number.NaN;
+}
+
+const SHORT = 0x1_0000_0000;
+
+function shortBytes(ids: readonly number[]): Uint8Array {
+  const out = new Uint8Array(ids.length * 4);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < ids.length; i++) view.setUint32(i * 4, ids[i] as number);
+  return out;
+}
+
+function fromShortBytes(bytes: Uint8Array): number[] {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const out: number[] = [];
+  for (let at = 0; at < bytes.length; at += 4) out.push(view.getUint32(at));
+  return out;
+}
+
+/** What the encoder needs of a plan, computed once per plan: initial slot values and the slot-set fingerprint. */
+interface PlanInfo {
+  readonly slotSet: number;
+  /** Slot ids by their low 32 bits, and whether no two slots share them (else states are written with whole ids). */
+  readonly byShort: ReadonlyMap<number, number>;
+  readonly shortUnique: boolean;
+  /** Per slot: whether its tuple is its numbers alone (generic encode, no objects): compared in place. */
+  readonly plainNums: readonly boolean[];
+  readonly initNums: Float64Array;
+  /** Per slot: the tuple of a freshly `init`ed slot (undefined for plain-number slots). */
+  readonly initTuples: readonly unknown[];
+}
+
+const infos = new WeakMap<Plan, PlanInfo>();
+/** Slot sets of plans seen in this process, by fingerprint (a few recent ones): decoding across a plan change. */
+const knownSlotSets = new Map<number, { readonly ids: ReadonlySet<number>; readonly byShort: ReadonlyMap<number, number> }>();
+const KNOWN_SLOT_SETS = 64;
+
+function planInfo(plan: Plan): PlanInfo {
+  let info = infos.get(plan);
+  if (info !== undefined) return info;
+  const ids = plan.slots.map((slot) => slot.id).sort((a, b) => a - b);
+  const digest = createHash('sha256').update(ids.join(',')).digest();
+  const slotSet = (digest.readUInt32BE(0) & 0x1f_ffff) * 0x1_0000_0000 + digest.readUInt32BE(4);
+  const fresh = new UserState();
+  fresh.nums = new Float64Array(plan.numCount);
+  fresh.objs = new Array<unknown>(plan.objCount).fill(undefined);
+  for (const slot of plan.slots) slot.init(fresh);
+  const plainNums = plan.slots.map((slot) => slot.objWidth === 0 && slot.encode === BaseSlot.prototype.encode);
+  const initTuples = plan.slots.map((slot, i) => (plainNums[i] === true ? undefined : structuredClone(slot.encode(fresh))));
+  const byShort = shortIndex(ids);
+  info = { slotSet, byShort, shortUnique: byShort.size === ids.length, plainNums, initNums: fresh.nums, initTuples };
+  infos.set(plan, info);
+  knownSlotSets.delete(slotSet);
+  knownSlotSets.set(slotSet, { ids: new Set(ids), byShort });
+  while (knownSlotSets.size > KNOWN_SLOT_SETS) knownSlotSets.delete(knownSlotSets.keys().next().value as number);
+  return info;
+}
+
+/** Ids by their low 32 bits; a shared low half maps to -1 (ambiguous: never resolved through this index). */
+function shortIndex(ids: readonly number[]): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const id of ids) {
+    const short = id % SHORT;
+    out.set(short, out.has(short) ? -1 : id);
+  }
+  return out;
+}
+
+/**
+ * Format 2's stored slots: keyed by short (or whole) ids; the slots left out were at their initial value in the plan
+ * whose slot set has the fingerprint `slotSet` (null: unknown, as in format 1).
+ */
+class FormatTwoSlots implements StoredSlots {
+  constructor(
+    private readonly entries: ReadonlyMap<number, unknown>,
+    readonly slotSet: number | null,
+    readonly short: boolean,
+  ) {}
+
+  resolve(plan: Plan): { tuples: ReadonlyMap<number, unknown>; initial(slotId: number): boolean } {
+    const info = planInfo(plan);
+    const encoding = this.slotSet === null ? undefined : this.slotSet === info.slotSet ? { ids: undefined, byShort: info.byShort } : knownSlotSets.get(this.slotSet);
+    let tuples = this.entries;
+    if (this.short) {
+      // Through the encoding plan's slot set when known (exact), else through this plan's own slots.
+      const byShort = encoding?.byShort ?? info.byShort;
+      const resolved = new Map<number, unknown>();
+      for (const [short, tuple] of this.entries) {
+        const id = byShort.get(short);
+        if (id !== undefined && id >= 0) resolved.set(id, tuple);
+      }
+      tuples = resolved;
+    }
+    const initial =
+      encoding === undefined ? () => false : encoding.ids === undefined ? () => true : (slotId: number) => encoding.ids.has(slotId);
+    return { tuples, initial };
+  }
+}
+
+/** The generic encode writes NaN as null, so NaN equals NaN; otherwise numbers compare exactly (-0 is not 0). */
+function sameNums(nums: Float64Array, init: Float64Array, at: number, width: number): boolean {
+  for (let i = at; i < at + width; i++) {
+    const a = nums[i] as number;
+    const b = init[i] as number;
+    if (a !== b && !(Number.isNaN(a) && Number.isNaN(b))) return false;
+    if (a === 0 && 1 / a !== 1 / b) return false;
+  }
+  return true;
+}
+
+/** Structural equality of encoded tuples (numbers, null, strings, booleans, arrays, plain objects). */
+function sameValue(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b) || ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) return false;
+  const keysA = Object.keys(a);
+  const keysB = Object.keys(b);
+  if (keysA.length !== keysB.length) return false;
+  for (const key of keysA) {
+    if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
+    if (!sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
+  }
+  return true;
 }
 
 function bad(message: string, cause?: unknown): EngineError {

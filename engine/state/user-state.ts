@@ -47,6 +47,8 @@ export class UserState implements SlotStore {
   /** Unbound (decoded, not yet used): encoded slot tuples by slot id, and member codes. */
   stored: Map<number, unknown> = new Map();
   storedMembers: number[] = [];
+  /** Unbound, decoded from format 2 (codec.ts): `stored` as the plan being bound knows it. */
+  storedSlots: StoredSlots | undefined = undefined;
   /** Ids of slots created empty (or from a smaller ring) after the user had history: not up to date. */
   fresh: Set<number> = new Set();
   /** Earliest effective time any timed slot can change; -Infinity = unknown (not encoded). */
@@ -75,6 +77,15 @@ export function forgetClauseResults(state: UserState, plan: Plan): void {
   state.flags.fill(CLAUSE_STALE, plan.cohorts.length, cohortBase);
   state.flags.fill(0, cohortBase);
   state.evaluateAll = true;
+}
+
+/**
+ * Stored slots of a format that keys them by short ids and leaves out slots at their initial value (codec.ts): the
+ * tuples by the plan's slot ids, and whether a slot absent from them was left out for being initial (bound empty, not
+ * fresh) rather than unknown to the encoding plan.
+ */
+export interface StoredSlots {
+  resolve(plan: Plan): { readonly tuples: ReadonlyMap<number, unknown>; initial(slotId: number): boolean };
 }
 
 export function newUserState(): UserState {
@@ -123,7 +134,8 @@ export function slotTuplesById(state: UserState): Map<number, unknown> {
  */
 export function bindState(state: UserState, plan: Plan): void {
   if (state.plan === plan) return;
-  const tuples = slotTuplesById(state);
+  const resolved = state.plan === undefined ? state.storedSlots?.resolve(plan) : undefined;
+  const tuples = resolved?.tuples ?? slotTuplesById(state);
   const members = membershipsOf(state);
   const fresh = new Set<number>();
   const hasHistory = state.count > 0;
@@ -131,6 +143,12 @@ export function bindState(state: UserState, plan: Plan): void {
   state.objs = new Array<unknown>(plan.objCount).fill(undefined);
   for (const slot of plan.slots) {
     const tuple = tuples.get(slot.id);
+    if (tuple === undefined && resolved !== undefined && resolved.initial(slot.id)) {
+      // Left out by the encoder because it was untouched: exactly its initial value, up to date unless it was fresh.
+      slot.init(state);
+      if (state.fresh.has(slot.id)) fresh.add(slot.id);
+      continue;
+    }
     const adoption = tuple === undefined ? 'invalid' : slot.adopt(tuple, state);
     if (adoption === 'invalid') {
       slot.init(state);
@@ -147,6 +165,7 @@ export function bindState(state: UserState, plan: Plan): void {
   state.fresh = fresh;
   state.stored = new Map();
   state.storedMembers = [];
+  state.storedSlots = undefined;
   state.plan = plan;
   state.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
   state.nextExpiry = Number.NEGATIVE_INFINITY;

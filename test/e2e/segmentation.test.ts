@@ -312,6 +312,47 @@ describe('internal_state reveals nothing (D42)', () => {
   });
 });
 
+describe('compact state (D23, D42): stored formats stay readable', () => {
+  it('reads a v2 state sealed with JSON entry times and a format-1 engine state (every slot written)', async () => {
+    const { createCipheriv, hkdfSync, randomBytes } = await import('node:crypto');
+    const { pack } = await import('msgpackr');
+    const user = randomUUID();
+    expect((await call(STATELESS, { user_id: user, events: [] })).status).toBe(200); // the secret exists from here on
+    const secret = Buffer.from((await h.store.get(stateSecretKey(keys.org))) as string, 'hex');
+    const key = Buffer.from(hkdfSync('sha256', secret, keys.org, 'audience internal_state AES-256-GCM v2', 32));
+    // A member of "3 pageviews" since `entered`, as states sealed before the compact formats carry it.
+    const entered = Date.parse(at()) - 60_000;
+    const engine = pack([1, 3, entered, null, 0, entered, 0, null, 0, entered, [codes.pageviews3], [], [], []]);
+    const json = Buffer.from(JSON.stringify([[codes.pageviews3, entered]]));
+    const length = Buffer.alloc(4);
+    length.writeUInt32BE(json.length);
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    const aad = ['audience-state:2', keys.org, user].map((part) => `${Buffer.byteLength(part)}:${part}`).join('');
+    cipher.setAAD(Buffer.from(aad));
+    const c = Buffer.concat([iv, cipher.update(length), cipher.update(json), cipher.update(engine), cipher.final(), cipher.getAuthTag()]);
+    const answer = await call(STATELESS, { user_id: user, events: [], state: { internal_state: { v: 2, c: c.toString('base64') } } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.state.cohorts).toEqual([String(codes.pageviews3)]);
+    expect(answer.body.state.external_state[String(codes.pageviews3)].entered_at).toBe(new Date(entered).toISOString());
+    // Sealed again in the compact form, the entry time is kept exactly.
+    const again = await call(STATELESS, { user_id: user, events: [], state: answer.body.state });
+    expect(again.body.state.external_state[String(codes.pageviews3)].entered_at).toBe(new Date(entered).toISOString());
+    expect(again.body.state.internal_state.c.length).toBeLessThan(answer.body.state.internal_state.c.length + 200);
+  });
+
+  it('a state carries only what the user touched: small after a few events, entry times exact over calls', async () => {
+    const user = randomUUID();
+    const first = await call(STATELESS, { user_id: user, events: [pageview(), pageview(), pageview()] });
+    expect(first.body.state.cohorts).toEqual([String(codes.pageviews3)]);
+    const enteredAt = first.body.state.external_state[String(codes.pageviews3)].entered_at;
+    let state = first.body.state;
+    for (let i = 0; i < 3; i++) state = (await call(STATELESS, { user_id: user, events: [pageview()], state })).body.state;
+    expect(state.external_state[String(codes.pageviews3)].entered_at).toBe(enteredAt);
+    expect(Buffer.from(state.internal_state.c, 'base64').length).toBeLessThan(300);
+  });
+});
+
 describe('state secret (D23)', () => {
   it('is persisted under m!state-secret!{org}: a server with a cold cache accepts an earlier state', async () => {
     const user = randomUUID();

@@ -26,6 +26,9 @@
 // - Published events are appended for the resolved user (for an unknown alias, the D22 UUID v5 user), which
 //   records that user (`u!`) like tracking does; alias bindings are never written by the stateless route (D22).
 //   Non-conforming events are dropped and counted (`SegmentationHandle.stats`); a failed append is logged and counted.
+//   The publication backlog is bounded (publish.ts, PUBLISH_BACKLOG events): past it, a call waits for room before it
+//   is handled, so a sustained load beyond what ingestion absorbs slows the route instead of growing memory.
+// - The engine state inside `internal_state` holds only the slots the user touched (engine/state/codec.ts, format 2).
 // - Stateful route: the schema of every event is verified first (1007 before anything is written), then the user is
 //   resolved as for tracking (D29: `alias` is one alias of priority 0; a new alias creates and binds a user), then
 //   the events are appended and the answer waits for durability. With no events nothing is appended and the
@@ -96,6 +99,9 @@ export function registerSegmentationRoutes(
     '/ccs/v1/segmentation/stateless',
     'segmentation',
     async (ctx) => {
+      // D24: the events are published after the reply; while the backlog is full, a call waits for room first.
+      const room = publisher.room();
+      if (room !== undefined) await room;
       const principal = authenticate(ctx);
       const synchronous = readSwitch(ctx.query);
       const body = parseSegmentationBody(ctx.body, clock.now(), true);

@@ -1,5 +1,7 @@
 // Publishing stateless segmentation's events to ingestion after the reply (D24): each event is checked against its
 // schema, non-conforming ones are dropped and counted, the rest are appended for the user. Never throws.
+// Bounded: while more than `capacity` events wait to be published, new calls wait for room before they are handled
+// (backpressure on the stateless route instead of a backlog that grows with the load, or events dropped).
 
 import { ServiceError } from '../../errors.js';
 import type { BatchOp } from '../../store/contract.js';
@@ -22,7 +24,12 @@ export interface PublishDeps {
   readonly schemas: SchemaRegistry;
   readonly pipeline: IngestPipeline;
   readonly log: (line: string) => void;
+  /** Events waiting to be published above which new calls wait for room (default PUBLISH_BACKLOG). */
+  readonly capacity?: number;
 }
+
+/** Default bound of the publication backlog, in events (a thousand 10-event calls). */
+export const PUBLISH_BACKLOG = 10_000;
 
 export interface Publication {
   readonly org: string;
@@ -37,7 +44,25 @@ export class Publisher {
   /** Publications started and not yet finished, by organization. */
   private readonly pending = new Map<string, Set<Promise<void>>>();
 
-  constructor(private readonly deps: PublishDeps) {}
+  /** Events handed to `publishLater` and not yet published (or dropped, or failed). */
+  private backlog = 0;
+  private waiting: Array<() => void> = [];
+  private readonly capacity: number;
+
+  constructor(private readonly deps: PublishDeps) {
+    this.capacity = deps.capacity ?? PUBLISH_BACKLOG;
+  }
+
+  /** Undefined when there is room for another call's events, else a promise that resolves once there is. */
+  room(): Promise<void> | undefined {
+    if (this.backlog < this.capacity) return undefined;
+    return new Promise<void>((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Events waiting to be published (tests and metrics). */
+  get pendingEvents(): number {
+    return this.backlog;
+  }
 
   /** The organization's counters (zeros when it never published). A copy. */
   stats(org: string): SegmentationStats {
@@ -73,6 +98,8 @@ export class Publisher {
    */
   publishLater(publication: Publication): void {
     if (publication.events.length === 0) return;
+    const size = publication.events.length;
+    this.backlog += size;
     const chainKey = `${publication.org}\n${publication.user}`;
     const previous = this.chains.get(chainKey) ?? Promise.resolve();
     const run = previous
@@ -88,6 +115,12 @@ export class Publisher {
     const tracked = running;
     tracked.add(run);
     void run.finally(() => {
+      this.backlog -= size;
+      if (this.backlog < this.capacity && this.waiting.length > 0) {
+        const waiting = this.waiting;
+        this.waiting = [];
+        for (const resolve of waiting) resolve();
+      }
       tracked.delete(run);
       if (tracked.size === 0 && this.pending.get(publication.org) === tracked) this.pending.delete(publication.org);
       if (this.chains.get(chainKey) === run) this.chains.delete(chainKey);

@@ -1,15 +1,17 @@
 // The stateless-segmentation state (D23, D42): `internal_state` = {v: 2, c}, where `c` is base64 of
-// IV (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes). The plaintext is the entry times by cohort code and
-// the engine-state bytes; the additional authenticated data binds the format version, organization and user. The
+// IV (12 random bytes) || AES-256-GCM ciphertext || tag (16 bytes). The plaintext is a length word, the entry times of
+// the cohorts the user is in (compact msgpack; the JSON `[[code, time]]` of earlier states is still read) and the
+// engine-state bytes; the additional authenticated data binds the format version, organization and user. The
 // 256-bit key of an organization is derived with HKDF-SHA256 from its 32-byte secret kept in the store (the HMAC
 // secret of D23, `m!state-secret!{org}`), so states survive restarts and another organization's key fails the tag.
 // Version-1 states (D23: `{v: 1, s, e, sig}`, HMAC-SHA256) handed out before are still read, never written.
 
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { pack, unpack } from 'msgpackr';
 import { badBody } from '../../errors.js';
 import { key } from '../../store/layout.js';
 import type { Store } from '../../store/contract.js';
-import { decodeState, encodeState, type UserState } from '../../../engine/index.js';
+import { decodeState, encodeState, membershipsOf, type UserState } from '../../../engine/index.js';
 
 /** Version of the `internal_state` envelope written (not of the engine's encoding, which the bytes carry themselves). */
 export const INTERNAL_STATE_VERSION = 2;
@@ -40,14 +42,52 @@ const IV_BYTES = 12;
 const TAG_BYTES = 16;
 const HKDF_INFO = 'audience internal_state AES-256-GCM v2';
 
+/** Random IVs drawn from a pool refilled in blocks (one getrandom per 1,024 states instead of one per state). */
+const IV_POOL_BYTES = IV_BYTES * 1024;
+let ivPool: Buffer = Buffer.alloc(0);
+let ivAt = 0;
+
+function randomIv(): Buffer {
+  if (ivAt + IV_BYTES > ivPool.length) {
+    ivPool = randomBytes(IV_POOL_BYTES);
+    ivAt = 0;
+  }
+  // A copy: the pool is replaced, never rewritten, but an IV handed out should not alias it.
+  const iv = Buffer.from(ivPool.subarray(ivAt, ivAt + IV_BYTES));
+  ivAt += IV_BYTES;
+  return iv;
+}
+
 /** Length-prefixed parts, so that no two different (org, user) pairs give the same bytes. */
 function framed(parts: readonly string[]): Buffer {
   return Buffer.from(parts.map((part) => `${Buffer.byteLength(part)}:${part}`).join(''));
 }
 
-/** Entries as plaintext: `[[code, time], ...]` in ascending code order. */
+/** Entries as plaintext: `[[code, time], ...]` in ascending code order (JSON; what states sealed before hold). */
 function entriesJson(entries: ReadonlyMap<number, number>): string {
   return JSON.stringify([...entries].sort((a, b) => a[0] - b[0]));
+}
+
+/**
+ * Set on the plaintext's length word when the entries are compact: msgpack `[latest, back[]]`, the entry time of
+ * each cohort the engine state lists as a membership (ascending code order, so the codes are not repeated), as its
+ * distance back from the latest (small integers where epoch milliseconds in JSON take 14 bytes).
+ */
+const COMPACT_ENTRIES = 0x8000_0000;
+
+function compactEntries(entries: ReadonlyMap<number, number>, members: readonly number[]): Buffer | undefined {
+  if (members.length !== entries.size || !members.every((code) => entries.has(code))) return undefined;
+  const times = members.map((code) => entries.get(code) as number);
+  const latest = times.reduce((max, time) => Math.max(max, time), 0);
+  const back = times.map((time) => latest - time);
+  if (!times.every((time, i) => Number.isSafeInteger(time) && Number.isSafeInteger(back[i]))) return undefined;
+  return pack([latest, back]);
+}
+
+function readCompactEntries(bytes: Buffer, members: readonly number[]): Map<number, number> {
+  const [latest, back] = unpack(bytes) as [number, number[]];
+  if (!Number.isSafeInteger(latest) || !Array.isArray(back) || back.length !== members.length) throw new Error('bad entries');
+  return new Map(members.map((code, i) => [code, latest - (back[i] as number)]));
 }
 
 export class StateSigner {
@@ -59,10 +99,11 @@ export class StateSigner {
   constructor(private readonly store: Store) {}
 
   async seal(org: string, user: string, state: UserState, entries: ReadonlyMap<number, number>): Promise<InternalState> {
-    const json = Buffer.from(entriesJson(entries));
+    const compact = compactEntries(entries, membershipsOf(state));
+    const json = compact ?? Buffer.from(entriesJson(entries));
     const length = Buffer.alloc(4);
-    length.writeUInt32BE(json.length);
-    const iv = randomBytes(IV_BYTES);
+    length.writeUInt32BE(compact === undefined ? json.length : (json.length | COMPACT_ENTRIES) >>> 0);
+    const iv = randomIv();
     const cipher = createCipheriv('aes-256-gcm', await this.stateKey(org), iv);
     cipher.setAAD(framed([`audience-state:${INTERNAL_STATE_VERSION}`, org, user]));
     const sealed = Buffer.concat([iv, cipher.update(length), cipher.update(json), cipher.update(encodeState(state)), cipher.final(), cipher.getAuthTag()]);
@@ -90,9 +131,13 @@ export class StateSigner {
     }
     // Authenticated: written by this service for this organization and user; a failure below is a format change.
     try {
-      const length = plain.readUInt32BE(0);
-      const pairs = JSON.parse(plain.subarray(4, 4 + length).toString('utf8')) as [number, number][];
-      return { state: decodeState(new Uint8Array(plain.subarray(4 + length))), entries: new Map(pairs) };
+      const word = plain.readUInt32BE(0);
+      const length = (word & ~COMPACT_ENTRIES) >>> 0;
+      const part = plain.subarray(4, 4 + length);
+      const state = decodeState(new Uint8Array(plain.subarray(4 + length)));
+      const entries =
+        (word & COMPACT_ENTRIES) !== 0 ? readCompactEntries(part, membershipsOf(state)) : new Map(JSON.parse(part.toString('utf8')) as [number, number][]);
+      return { state, entries };
     } catch {
       throw invalid('unreadable engine state');
     }
