@@ -18,10 +18,13 @@
 // identity     u!{org}!{user}                             user record
 //              a!{org}!{tag}!{aliasId}                    alias -> user
 //              ua!{org}!{user}!{tag}!{aliasId}            user -> aliases
-// events       l!{partition}!{seq}                        partition log: events and transitions, in commit order
-//              e!{org}!{user}!{seq}                       per-user event index (arrival order)
-//              et!{org}!{user}!{time}!{seq}               per-user time index for reads (D29); time: events/keys.ts timePart
-//              ei!{org}!{user}!{eventId}                  client event id -> seq (idempotent retries, D29)
+// events       e!{org}!{user}!{seq}                       THE event record (stored once), per user in arrival order: replays
+//                                                         after a snapshot's seq, retries' answers (README.md has why)
+//              et!{org}!{user}!{time}!{seq}               per-user time index for reads (D29, D39) -> seq; time: events/keys.ts timePart
+//              ei!{org}!{user}!{eventId}                  event id -> seq (idempotent retries, D29; minted ids too)
+//              l!{partition}!{seq}                        partition log: transitions, in commit order, at the seq of the
+//                                                         event that caused them (none: no entry) or alone (catch-ups)
+//              ps!{partition}                             the partition's last sequence (once per batch; lastSeq at open)
 //              s!{org}!{user}                             user engine state snapshot {state, count, mark}, stamped with
 //                                                         its log seq; mark = plan version caught up to (server/backfill)
 //              sz!{org}!{code}!{partition}                [generation, count]: live audience size of a cohort within one

@@ -4,8 +4,8 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/contract.js';
 import { MemoryStore } from '../../store/memory.js';
-import { eventOps, snapshotOps, transitionOps } from './ops.js';
-import { partitionOf } from './keys.js';
+import { eventOps, partitionSeqOps, snapshotOps, transitionOps } from './ops.js';
+import { logKey, partitionOf } from './keys.js';
 import {
   findByClientId,
   hasEvents,
@@ -47,7 +47,7 @@ async function track(events: Array<{ org?: string; event: EventRecord; partition
     const seq = (nextSeq.get(partition) ?? 0) + 1;
     nextSeq.set(partition, seq);
     seqs.push(seq);
-    ops.push(...eventOps({ partition, seq, org, event }));
+    ops.push(...eventOps({ partition, seq, org, event }), ...partitionSeqOps(partition, seq));
   }
   await store.batch(ops);
   return seqs;
@@ -198,10 +198,11 @@ describe('partition log (recovery)', () => {
     ]);
     const after1 = await collect(readPartitionLog(store, 1, 1));
     expect(after1.map((item) => item.seq)).toEqual([2, 3]);
-    expect(after1[0]?.entry).toMatchObject({
+    // The event's entry points at it by its sequence (the record is stored once, under e!).
+    expect(after1[0]?.entry).toEqual({
       kind: 'event',
       org: ORG,
-      event: { id: eventId(2), seq: 2 },
+      user: U1,
       transitions: [{ cohort: 7, kind: 'entered', time: T0 + 1 }],
     });
     expect(after1[1]?.entry).toEqual({
@@ -210,9 +211,20 @@ describe('partition log (recovery)', () => {
       user: U1,
       transitions: [{ cohort: 7, kind: 'exited', time: T0 + 2 }],
     });
-    expect((await collect(readPartitionLog(store, 1))).map((item) => item.seq)).toEqual([1, 2, 3]);
-    expect((await collect(readPartitionLog(store, 16))).map((item) => item.seq)).toEqual([1]);
+    // Events that moved nobody have no log entry.
+    expect((await collect(readPartitionLog(store, 1))).map((item) => item.seq)).toEqual([2, 3]);
+    expect(await collect(readPartitionLog(store, 16))).toEqual([]);
     expect(await collect(readPartitionLog(store, 1, 3))).toEqual([]);
+  });
+
+  it('lastSeq of a data directory written before ps! is its last log key; with both, the larger', async () => {
+    // Before this layout every event had a log entry and there was no ps! key.
+    await store.batch([{ type: 'put', key: logKey(3, 41), value: { kind: 'transitions', org: ORG, user: U1, transitions: [] } }]);
+    expect(await lastSeq(store, 3)).toBe(41);
+    await store.batch(partitionSeqOps(3, 40));
+    expect(await lastSeq(store, 3)).toBe(41);
+    await store.batch(partitionSeqOps(3, 45));
+    expect(await lastSeq(store, 3)).toBe(45);
   });
 
   it('lastSeq is the highest sequence of the partition, 0 when empty', async () => {

@@ -5,7 +5,7 @@ export type { EventRecord, LogEntry, LoggedTransition, StoredEvent } from './rec
 export { toEngineEvent, toWireRecord } from './record.js';
 export { partitionOf, timePart } from './keys.js';
 export type { EventEntry, Snapshot } from './ops.js';
-export { eventOps, snapshotOps, toStoredEvent, transitionOps } from './ops.js';
+export { eventOps, partitionSeqOps, snapshotOps, toStoredEvent, transitionOps } from './ops.js';
 export type { EventPage, EventPageOptions, EventReadOptions, LogRecord } from './read.js';
 export {
   MAX_EVENTS_PER_READ,

@@ -1,5 +1,6 @@
-// Store keys of the events area (server/store/layout.ts) and the partitioning of users: the partition log `l!`,
-// the per-user arrival index `e!`, the time index `et!`, client ids `ei!`, snapshots `s!` and checkpoints `sp!`.
+// Store keys of the events area (server/store/layout.ts) and the partitioning of users: the partition log `l!`
+// (transitions), each partition's last sequence `ps!`, the per-user arrival index `e!` (the record), the time index
+// `et!`, client ids `ei!` and snapshots `s!`.
 
 import { key, keyPart, scanPrefix, seqPart } from '../../store/layout.js';
 
@@ -15,6 +16,7 @@ export function timePart(ms: number): string {
 
 export const logKey = (partition: number, seq: number): string => key('l', seqPart(partition), seqPart(seq));
 export const logPrefix = (partition: number): string => scanPrefix('l', seqPart(partition));
+export const partitionSeqKey = (partition: number): string => key('ps', seqPart(partition));
 export const userEventKey = (org: string, user: string, seq: number): string => key('e', org, user, seqPart(seq));
 export const userEventPrefix = (org: string, user: string): string => scanPrefix('e', org, user);
 export const timeIndexKey = (org: string, user: string, timeMs: number, seq: number): string =>

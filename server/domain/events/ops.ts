@@ -5,6 +5,7 @@ import type { BatchOp } from '../../store/contract.js';
 import {
   clientIdKey,
   logKey,
+  partitionSeqKey,
   snapshotKey,
   timeIndexKey,
   userEventKey,
@@ -36,20 +37,31 @@ export function toStoredEvent(event: EventRecord, seq: number): StoredEvent {
 }
 
 /**
- * The writes of one event: the log entry `l!` (with its transitions), the per-user arrival index `e!` (the record),
- * the time index `et!` (for reads, D29) and the event id `ei!` (safe retries, D29). Every event id is indexed, so a
- * retry is found whether the id was the client's or ours.
+ * The writes of one event (server/store/layout.ts has the reasoning): the record once, under the per-user arrival
+ * index `e!` (replays after a snapshot's sequence, retries); the time index `et!` (reads by time with ties, D29,
+ * D39) and the event id `ei!` (safe retries, D29: every id, so a retry is found whether the id was the client's or
+ * ours); and a partition log entry `l!` only when the event moved the user in or out of a cohort (its transitions,
+ * pointing at the event by sequence). The partition's last sequence is written once per batch (`partitionSeqOps`).
  */
 export function eventOps<T = LoggedTransition>(entry: EventEntry<T>): BatchOp[] {
   const { partition, seq, org, event } = entry;
   const stored = toStoredEvent(event, seq);
-  const log: LogEntry<T> = { kind: 'event', org, event: stored, transitions: entry.transitions ?? [] };
-  return [
-    { type: 'put', key: logKey(partition, seq), value: log },
+  const ops: BatchOp[] = [
     { type: 'put', key: userEventKey(org, event.user_id, seq), value: stored },
     { type: 'put', key: timeIndexKey(org, event.user_id, stored.timeMs, seq), value: seq },
     { type: 'put', key: clientIdKey(org, event.user_id, event.id), value: seq },
   ];
+  const transitions = entry.transitions ?? [];
+  if (transitions.length > 0) {
+    const log: LogEntry<T> = { kind: 'event', org, user: event.user_id, transitions };
+    ops.push({ type: 'put', key: logKey(partition, seq), value: log });
+  }
+  return ops;
+}
+
+/** The last sequence a batch took in a partition (`ps!`): where the partition's sequences go on after a restart. */
+export function partitionSeqOps(partition: number, seq: number): BatchOp[] {
+  return [{ type: 'put', key: partitionSeqKey(partition), value: seq }];
 }
 
 /** A log entry of transitions without a new event (e.g. a backfill after a cohort change). */

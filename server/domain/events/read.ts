@@ -5,6 +5,7 @@ import type { Store } from '../../store/contract.js';
 import {
   clientIdKey,
   logKey,
+  partitionSeqKey,
   logPrefix,
   prefixUpperBound,
   seqOfKey,
@@ -137,13 +138,17 @@ export async function* readPartitionLog<T = LoggedTransition>(
   for await (const [entryKey, entry] of store.iterate<LogEntry<T>>(range)) yield { seq: seqOfKey(entryKey), entry };
 }
 
-/** The last sequence written to a partition's log, 0 when empty. */
+/**
+ * The last sequence a partition has taken, 0 when none: its `ps!` key, or the last log key of a data directory
+ * written before `ps!` existed (every event had a log entry then), whichever is larger.
+ */
 export async function lastSeq(store: Store, partition: number): Promise<number> {
+  const stored = (await store.get<number>(partitionSeqKey(partition))) ?? 0;
   const prefix = logPrefix(partition);
   for await (const [entryKey] of store.iterate({ gte: prefix, lt: prefixUpperBound(prefix), reverse: true, limit: 1 })) {
-    return seqOfKey(entryKey);
+    return Math.max(stored, seqOfKey(entryKey));
   }
-  return 0;
+  return stored;
 }
 
 /** The stored record of a user's event id (D29: a repeated id returns it and changes nothing), or undefined. */

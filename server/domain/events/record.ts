@@ -28,9 +28,13 @@ export interface LoggedTransition {
   readonly time: number;
 }
 
-/** One entry of a partition log: an event with the transitions it caused, or transitions alone (a backfill). */
+/**
+ * One entry of a partition log: the transitions an event caused (the event itself is `e!{org}!{user}!{seq}` at the
+ * entry's sequence: an event that caused none has no entry), or transitions alone (a catch-up, a re-evaluation).
+ * Entries written before this layout carry the whole record as `event` (older data directories).
+ */
 export type LogEntry<T = LoggedTransition> =
-  | { readonly kind: 'event'; readonly org: string; readonly event: StoredEvent; readonly transitions: readonly T[] }
+  | { readonly kind: 'event'; readonly org: string; readonly user: string; readonly transitions: readonly T[]; readonly event?: StoredEvent }
   | { readonly kind: 'transitions'; readonly org: string; readonly user: string; readonly transitions: readonly T[] };
 
 /** The record as answered to clients: the stored extras removed, absent optionals left out. */

@@ -4,7 +4,7 @@
 // now due (encoded by the owners, tick.ts `snapshotDue`); plus each user's next cache entry.
 
 import type { BatchOp } from '../../store/contract.js';
-import { eventOps, transitionOps } from '../../domain/events/index.js';
+import { eventOps, partitionSeqOps, transitionOps } from '../../domain/events/index.js';
 import type { LoggedTransition } from '../../domain/events/index.js';
 import type { Lane, LaneItem } from '../lanes/lane.js';
 import { userSnapshotOps } from '../state/load.js';
@@ -110,6 +110,8 @@ export function buildOps(
       dirtySince: dirty ? dirtySince : 0,
     };
   }
+  // Where the partition's sequences go on after a restart (events without transitions have no log entry).
+  if (seq > lane.lastSeq) ops.push(...partitionSeqOps(partition, seq));
   // The size counters' writes are added by the group just before its write (tick.ts): from the committed counts.
   return { ops, seq, deltas };
 }

@@ -1,0 +1,91 @@
+// What each key of an event costs LevelDB (issue 12 "fewest writes per event"): N events written in group batches
+// of B as the store writes them (server/store/level.ts: msgpack values, one chained batch) with the previous layout
+// and with the current one, timed, with what LevelDB's compactions wrote (`leveldb.stats`) and the directory's size.
+// Run: npm run build && node dist/bench/store-keys.js [events] [batch]
+
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ClassicLevel } from 'classic-level';
+import type { BatchOp } from '../server/store/contract.js';
+import { encodeValue } from '../server/store/level.js';
+import { eventOps, partitionSeqOps } from '../server/domain/events/index.js';
+import { clientIdKey, logKey, timeIndexKey, userEventKey } from '../server/domain/events/keys.js';
+import { TrackBodies, userIdOf } from './workload/bodies.js';
+
+type Layout = 'previous' | 'current';
+
+/** The previous layout: the log entry carried the whole record, written for every event, plus e!, et!, ei!. */
+function previousOps(partition: number, seq: number, org: string, record: Record<string, unknown> & { user_id: string; id: string; timeMs: number }): BatchOp[] {
+  const stored = { ...record, seq };
+  return [
+    { type: 'put', key: logKey(partition, seq), value: { kind: 'event', org, event: stored, transitions: [] } },
+    { type: 'put', key: userEventKey(org, record.user_id, seq), value: stored },
+    { type: 'put', key: timeIndexKey(org, record.user_id, record.timeMs, seq), value: seq },
+    { type: 'put', key: clientIdKey(org, record.user_id, record.id), value: seq },
+  ];
+}
+
+async function directoryBytes(dir: string): Promise<number> {
+  let total = 0;
+  for (const name of await readdir(dir)) total += (await stat(join(dir, name))).size;
+  return total;
+}
+
+/** The MB LevelDB wrote in compactions (sum of the Write(MB) column of `leveldb.stats`). */
+function compactionWriteMb(stats: string): number {
+  let sum = 0;
+  for (const line of stats.split('\n')) {
+    const cells = line.trim().split(/\s+/);
+    if (cells.length === 6 && /^\d+$/.test(cells[0] as string)) sum += Number(cells[5]);
+  }
+  return sum;
+}
+
+export async function runStoreKeysBench(layout: Layout, events: number, batch: number): Promise<Record<string, number | string>> {
+  const dir = await mkdtemp(join(tmpdir(), `audience-store-keys-${layout}-`));
+  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+  await db.open();
+  const org = randomUUID();
+  const bodies = new TrackBodies(42, 100_000, 0);
+  const partitions = 16;
+  const seqs = new Array<number>(partitions).fill(0);
+  const started = performance.now();
+  let puts = 0;
+  for (let written = 0; written < events; written += batch) {
+    const ops: BatchOp[] = [];
+    const touched = new Set<number>();
+    for (let i = written; i < Math.min(events, written + batch); i++) {
+      const user = userIdOf(42, (i * 7919) % 100_000);
+      const body = JSON.parse(bodies.forUser(i % 100_000)) as { name: string; properties: Record<string, unknown> };
+      const timeMs = Date.UTC(2026, 0, 1) + i * 10;
+      const partition = i % partitions;
+      const seq = ++(seqs[partition] as number);
+      touched.add(partition);
+      const record = { id: randomUUID(), user_id: user, name: body.name, time: new Date(timeMs).toISOString(), timeMs, properties: body.properties };
+      if (layout === 'previous') ops.push(...previousOps(partition, seq, org, record));
+      else ops.push(...eventOps({ partition, seq, org, event: record, transitions: [] }));
+    }
+    if (layout === 'current') for (const partition of touched) ops.push(...partitionSeqOps(partition, seqs[partition] as number));
+    puts += ops.length;
+    const chained = db.batch();
+    for (const op of ops) if (op.type === 'put') chained.put(op.key, encodeValue(op.value));
+    await chained.write();
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const stats = await db.getProperty('leveldb.stats');
+  await db.close();
+  const bytes = await directoryBytes(dir);
+  await rm(dir, { recursive: true, force: true });
+  return { layout, events, batch, seconds: Number(seconds.toFixed(2)), eventsPerSecond: Math.round(events / seconds), putsPerEvent: Number((puts / events).toFixed(2)), compactionWriteMb: compactionWriteMb(stats), dataDirMb: Number((bytes / 2 ** 20).toFixed(1)) };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const events = Number(process.argv[2] ?? '300000');
+  const batch = Number(process.argv[3] ?? '25');
+  for (const layout of ['previous', 'current', 'previous', 'current'] as const) {
+    process.stdout.write(`${JSON.stringify(await runStoreKeysBench(layout, events, batch))}\n`);
+  }
+}
