@@ -28,6 +28,10 @@ export interface EngineBenchOptions {
   /** Events per user in each throughput run (one event per segment call, users interleaved). */
   readonly eventsPerUser: number;
   readonly runs: number;
+  /** The large working set: the same throughput measurement with this many users (0 skips it). */
+  readonly largeUsers: number;
+  /** Events per user in each of its runs (its users x this per run; fewer per user, so a run stays seconds long). */
+  readonly largeEventsPerUser: number;
   readonly longHistory: number;
   readonly shortHistory: number;
   /** Users and repetitions of the history comparison (each repetition: 10 events per user from a restored state). */
@@ -45,6 +49,8 @@ export const DEFAULT_ENGINE_BENCH: EngineBenchOptions = {
   users: 10_000,
   eventsPerUser: 30,
   runs: 3,
+  largeUsers: 100_000,
+  largeEventsPerUser: 5,
   longHistory: 100_000,
   shortHistory: 10,
   historyUsers: 10,
@@ -63,6 +69,11 @@ export interface EngineBenchResult {
   readonly eventsPerSecondRuns: number[];
   /** The same runs measured in this process's CPU time (less sensitive to other load on the machine). */
   readonly eventsPerCpuSecond: number;
+  /**
+   * The same measurement with `largeUsers` users (a working set far beyond the CPU caches: each user's state is
+   * usually out of cache at its next event): wall clock median, the runs, CPU-time median. Undefined when skipped.
+   */
+  readonly largeWorkingSet?: { readonly users: number; readonly eventsPerSecond: number; readonly eventsPerSecondRuns: number[]; readonly eventsPerCpuSecond: number };
   /**
    * The same streams with each event decoded per call from its JSON (fresh property objects, as the ingest pipeline
    * hands them over, instead of the pool's shared, cache-warm ones): one run after the timed ones, in CPU time.
@@ -101,33 +112,18 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
 
   // Throughput: steady state (every user already has state), one event per call, users interleaved (a partition
   // owner's worst case for locality). The warm-up round creates the users; each run continues their streams.
-  const rounds = settings.eventsPerUser * (settings.runs + 2); // warm-up, timed runs, the decoded run
-  const streams = Array.from({ length: settings.users }, (_, user) => streamOf(pool, user * 7919, rounds, Date.UTC(2026, 0, 1) + user * 1000));
-  const states: UserState[] = Array.from({ length: settings.users }, () => newUserState());
-  const cpuRates: number[] = [];
-  const throughput = (run: number): number => {
-    const cpu = process.cpuUsage();
-    const start = process.hrtime.bigint();
-    for (let round = run * settings.eventsPerUser; round < (run + 1) * settings.eventsPerUser; round++) {
-      for (let user = 0; user < settings.users; user++) {
-        const event = (streams[user] as EngineEvent[])[round] as EngineEvent;
-        segment(plan, states[user] as UserState, [event], contexts[user % contexts.length] as SegmentContext);
-      }
-    }
-    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-    const used = process.cpuUsage(cpu);
-    cpuRates.push((settings.users * settings.eventsPerUser) / ((used.user + used.system) / 1e6));
-    return (settings.users * settings.eventsPerUser) / seconds;
-  };
   const loadBefore = loadavg()[0] as number;
-  throughput(0); // warm-up: creates every user's state
-  cpuRates.length = 0;
-  const eventsPerSecondRuns = Array.from({ length: settings.runs }, (_, run) => throughput(run + 1));
+  const main = measureThroughput(plan, pool, contexts, settings.users, settings.eventsPerUser, settings.runs, 1);
+  const { streams, states } = main;
+  const eventsPerSecondRuns = main.wallRates;
   const loadAfter = loadavg()[0] as number;
   const decoded = decodedThroughput(plan, pool, streams, states, contexts, settings, settings.runs + 1);
   let bytes = 0;
   for (const state of states) bytes += encodeState(state).length;
   const stateBytesPerUser = bytes / states.length;
+
+  // The large working set, after the main figures (its states are dropped before the history runs).
+  const large = largeWorkingSet(plan, pool, contexts, settings);
 
   // History: the same work from states with short vs long history.
   const short = historyCost(plan, pool, contexts, settings, settings.shortHistory);
@@ -140,7 +136,8 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
     slots: plan.slotKeys.length,
     eventsPerSecond: median(eventsPerSecondRuns),
     eventsPerSecondRuns,
-    eventsPerCpuSecond: median(cpuRates),
+    eventsPerCpuSecond: median(main.cpuRates),
+    ...(large === undefined ? {} : { largeWorkingSet: large }),
     decodedEventsPerCpuSecond: decoded,
     loadAverage: [loadBefore, loadAfter],
     nsPerEventShortHistory: short.nsPerEvent,
@@ -154,6 +151,56 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
     referenceRatio: reference.referenceNs / reference.engineNs,
     referenceAgrees: reference.agrees,
   };
+}
+
+/**
+ * Steady-state throughput over `users` interleaved users, one event per segment call: a warm-up round that creates
+ * every user's state, then `runs` timed rounds of `eventsPerUser` events per user; the streams hold `extraRounds`
+ * more rounds for later runs. Rates in events per wall-clock second and per CPU second.
+ */
+function measureThroughput(
+  plan: Plan,
+  pool: readonly EngineEvent[],
+  contexts: readonly SegmentContext[],
+  users: number,
+  eventsPerUser: number,
+  runs: number,
+  extraRounds: number,
+): { streams: EngineEvent[][]; states: UserState[]; wallRates: number[]; cpuRates: number[] } {
+  const rounds = eventsPerUser * (runs + 1 + extraRounds);
+  const streams = Array.from({ length: users }, (_, user) => streamOf(pool, user * 7919, rounds, Date.UTC(2026, 0, 1) + user * 1000));
+  const states: UserState[] = Array.from({ length: users }, () => newUserState());
+  const cpuRates: number[] = [];
+  const throughput = (run: number): number => {
+    const cpu = process.cpuUsage();
+    const start = process.hrtime.bigint();
+    for (let round = run * eventsPerUser; round < (run + 1) * eventsPerUser; round++) {
+      for (let user = 0; user < users; user++) {
+        const event = (streams[user] as EngineEvent[])[round] as EngineEvent;
+        segment(plan, states[user] as UserState, [event], contexts[user % contexts.length] as SegmentContext);
+      }
+    }
+    const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+    const used = process.cpuUsage(cpu);
+    cpuRates.push((users * eventsPerUser) / ((used.user + used.system) / 1e6));
+    return (users * eventsPerUser) / seconds;
+  };
+  throughput(0); // warm-up: creates every user's state
+  cpuRates.length = 0;
+  const wallRates = Array.from({ length: runs }, (_, run) => throughput(run + 1));
+  return { streams, states, wallRates, cpuRates };
+}
+
+/** The throughput figure at `largeUsers` users (undefined when 0). */
+function largeWorkingSet(
+  plan: Plan,
+  pool: readonly EngineEvent[],
+  contexts: readonly SegmentContext[],
+  settings: EngineBenchOptions,
+): EngineBenchResult['largeWorkingSet'] {
+  if (settings.largeUsers <= 0) return undefined;
+  const run = measureThroughput(plan, pool, contexts, settings.largeUsers, settings.largeEventsPerUser, settings.runs, 0);
+  return { users: settings.largeUsers, eventsPerSecond: median(run.wallRates), eventsPerSecondRuns: run.wallRates, eventsPerCpuSecond: median(run.cpuRates) };
 }
 
 /**
@@ -323,6 +370,14 @@ function printTable(result: EngineBenchResult): void {
     ['clause kinds', Object.entries(result.clauseKinds).map(([k, n]) => `${k} ${n}`).join(', ')],
     ['events/s (median)', `${Math.round(result.eventsPerSecond).toLocaleString('en')} (runs: ${result.eventsPerSecondRuns.map((v) => Math.round(v).toLocaleString('en')).join(', ')})`],
     ['events/CPU-second (median)', Math.round(result.eventsPerCpuSecond).toLocaleString('en')],
+    ...(result.largeWorkingSet === undefined
+      ? []
+      : ([
+          [
+            `events/s at ${result.largeWorkingSet.users.toLocaleString('en')} users (median)`,
+            `${Math.round(result.largeWorkingSet.eventsPerSecond).toLocaleString('en')} (runs: ${result.largeWorkingSet.eventsPerSecondRuns.map((v) => Math.round(v).toLocaleString('en')).join(', ')}; ${Math.round(result.largeWorkingSet.eventsPerCpuSecond).toLocaleString('en')} per CPU-second)`,
+          ],
+        ] as [string, string][])),
     [
       'events/CPU-second, decoded per call',
       `${Math.round(result.decodedEventsPerCpuSecond.engine).toLocaleString('en')} engine, ${Math.round(result.decodedEventsPerCpuSecond.withDecode).toLocaleString('en')} with decode (${result.decodedEventsPerCpuSecond.decodeNsPerEvent.toFixed(0)} ns/event)`,
@@ -342,8 +397,29 @@ function printTable(result: EngineBenchResult): void {
   process.stderr.write(`${rows.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')}\n`);
 }
 
+/** `--name value` overrides of the numeric settings (e.g. `--users 1000 --largeUsers 0`); `--help` lists them. */
+function parseOverrides(argv: readonly string[]): Partial<EngineBenchOptions> | undefined {
+  const out: Record<string, number> = {};
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const name = arg.replace(/^--/, '');
+    if (arg === '--help' || !arg.startsWith('--') || !(name in DEFAULT_ENGINE_BENCH)) {
+      const known = Object.entries(DEFAULT_ENGINE_BENCH).map(([k, v]) => `  --${k} ${v}`).join('\n');
+      process.stderr.write(`usage: node dist/bench/engine.js [--setting number]...; settings and defaults:\n${known}\n`);
+      if (arg !== '--help') process.exitCode = 2;
+      return undefined;
+    }
+    const value = Number(argv[++i]);
+    if (!Number.isFinite(value) || value < 0) throw new Error(`${arg} needs a number >= 0`);
+    out[name] = value;
+  }
+  return out as Partial<EngineBenchOptions>;
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const result = runEngineBench();
+  const overrides = parseOverrides(process.argv.slice(2));
+  if (overrides === undefined) process.exit();
+  const result = runEngineBench(overrides);
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   printTable(result);
 }

@@ -18,7 +18,7 @@ import { compileConnections } from './connections.js';
 import { ContextMemo } from './context-memo.js';
 import { orderCohorts } from './order.js';
 import { NOT_STICKY, finalAboveOf, stickyAnswerOf } from './sticky.js';
-import { Plan, type ClauseTest, type CompiledCohort, type FilterGroup } from './plan.js';
+import { Plan, type ClauseShape, type ClauseTest, type CompiledCohort, type FilterGroup } from './plan.js';
 
 /** A slot-backed clause before slots are built: its key, the count cap it needs, and how to build the slot. */
 interface SlotRequest {
@@ -37,6 +37,11 @@ export interface CompileOptions {
    * here is ENGINE_UNKNOWN_COHORT.
    */
   readonly inactive?: readonly number[];
+  /**
+   * Generate the plan's hot paths as code (state/generated.ts; default true). False keeps the generic loops: same
+   * answers, slower; the tests compare both.
+   */
+  readonly generateCode?: boolean;
 }
 
 export function compilePlan(cohorts: readonly CohortDefinition[], version: number, options: CompileOptions = {}): Plan {
@@ -96,6 +101,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
   const clauseSticky: number[] = [];
   const clauseFinalAbove: number[] = [];
   const clauseSlot: number[] = [];
+  const clauseShapes: ClauseShape[] = [];
   const dependents: number[][] = slots.map(() => []);
   const compiled: CompiledCohort[] = order.map((code, position) => {
     let volatile = false;
@@ -111,6 +117,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
           clauseSticky.push(NOT_STICKY);
           clauseFinalAbove.push(Number.POSITIVE_INFINITY);
           clauseSlot.push(-1);
+          clauseShapes.push(undefined);
           clauseTests.push(() => holds);
           continue;
         }
@@ -121,6 +128,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
           clauseSticky.push(NOT_STICKY);
           clauseFinalAbove.push(Number.POSITIVE_INFINITY);
           clauseSlot.push(-1);
+          clauseShapes.push(undefined);
           clauseTests.push(compileContextClause(clause, contextMemo));
           continue;
         }
@@ -130,6 +138,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
         clauseSticky.push(stickyAnswerOf(clause));
         clauseFinalAbove.push(finalAboveOf(clause));
         clauseSlot.push(index);
+        clauseShapes.push(slotClauseShape(clause));
         clauseTests.push(compileSlotClause(clause, slots[index] as SlotDef));
       }
       groupEnds.push(clauseTests.length);
@@ -181,11 +190,13 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
     clauseSticky: Uint8Array.from(clauseSticky),
     clauseFinalAbove: Float64Array.from(clauseFinalAbove),
     clauseSlot: Int32Array.from(clauseSlot),
+    clauseShapes,
     byEvent,
     dependents: dependents.map((list) => Int32Array.from(list)),
     entered: entered.map((list) => Int32Array.from(list)),
     exited: exited.map((list) => Int32Array.from(list)),
     contextMemo,
+    generateCode: options.generateCode ?? true,
   });
 }
 
@@ -296,6 +307,24 @@ function slotRequestOf(clause: Clause, fingerprints: ReadonlyMap<number, string>
         build: (key, id) => new TransitionSlot(key, id, whereKey, segment, direction, matches, during),
       };
     }
+    default:
+      return undefined;
+  }
+}
+
+/** What compileSlotClause compiles, as data for the generated clause evaluation (state/generated.ts). */
+function slotClauseShape(clause: Clause): ClauseShape {
+  switch (clause.kind) {
+    case 'expression':
+      return { compare: clause.frequency };
+    case 'engaged_time':
+      return { compare: clause.seconds };
+    case 'engaged_completion':
+      return { compare: clause.completion };
+    case 'engaged_views':
+      return { compare: clause.times };
+    case 'transition':
+      return { negate: clause.op === 'has_not_entered' || clause.op === 'has_not_exited' };
     default:
       return undefined;
   }

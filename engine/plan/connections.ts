@@ -23,9 +23,7 @@ export function compileConnections(clause: ConnectionsClause, memo: ContextMemo)
   const provider = clause.provider;
   const providerIndex = memo.providerIndex(provider);
   const during = clause.during;
-  const cache = new WeakMap<readonly ConnectionRow[], PreparedRows>();
-  let lastRows: readonly ConnectionRow[] | undefined;
-  let lastPrepared: PreparedRows | undefined;
+  const preparedSlot = memo.preparedSlot();
 
   const prepare = (rows: readonly ConnectionRow[]): PreparedRows => {
     const times = Float64Array.from(rows, (row) => row.time);
@@ -52,13 +50,13 @@ export function compileConnections(clause: ConnectionsClause, memo: ContextMemo)
     const rows = memo.connectionRows(ctx, providerIndex, provider);
     let count = 0;
     if (rows.length > 0) {
-      let prepared = rows === lastRows ? lastPrepared : cache.get(rows);
+      // Prepared once per rows list (kept by the memo by list identity, with the other clauses' preparations).
+      const byClause = memo.preparedOf(providerIndex);
+      let prepared = byClause[preparedSlot] as PreparedRows | undefined;
       if (prepared === undefined) {
         prepared = prepare(rows);
-        cache.set(rows, prepared);
+        byClause[preparedSlot] = prepared;
       }
-      lastRows = rows;
-      lastPrepared = prepared;
       if (prepared.fixedCount !== undefined) {
         count = prepared.fixedCount;
       } else {

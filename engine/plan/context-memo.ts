@@ -16,6 +16,13 @@ export class ContextMemo {
   private readonly providerKeys = new Map<string, number>();
   private providerEpochs = new Int32Array(0);
   private providerRows: (readonly ConnectionRow[])[] = [];
+  /**
+   * Per provider: what connections clauses prepared from its current rows list, by clause slot (`preparedSlot`).
+   * Kept per rows list identity (a list must not change once handed out), so clauses share one lookup per call.
+   */
+  private providerPrepared: unknown[][] = [];
+  private readonly preparedByRows = new WeakMap<readonly ConnectionRow[], unknown[]>();
+  private preparedSlots = 0;
 
   /** A new call: whatever was answered before may have changed (E20: re-evaluation brings new data). */
   startCall(): void {
@@ -44,8 +51,14 @@ export class ContextMemo {
       this.providerKeys.set(provider, index);
       this.providerEpochs = new Int32Array(index + 1);
       this.providerRows.push([]);
+      this.providerPrepared.push([]);
     }
     return index;
+  }
+
+  /** A place for one connections clause's prepared rows (at compile time). */
+  preparedSlot(): number {
+    return this.preparedSlots++;
   }
 
   inImportedSegment(ctx: SegmentContext, index: number, relation: '2nd' | '3rd', provider: string, segment: string): boolean {
@@ -60,10 +73,24 @@ export class ContextMemo {
   connectionRows(ctx: SegmentContext, index: number, provider: string): readonly ConnectionRow[] {
     this.follow(ctx);
     if (this.providerEpochs[index] !== this.epoch) {
-      this.providerRows[index] = ctx.connectionRows(provider);
+      const rows = ctx.connectionRows(provider);
+      if (rows !== this.providerRows[index]) {
+        let prepared = this.preparedByRows.get(rows);
+        if (prepared === undefined) {
+          prepared = [];
+          this.preparedByRows.set(rows, prepared);
+        }
+        this.providerPrepared[index] = prepared;
+      }
+      this.providerRows[index] = rows;
       this.providerEpochs[index] = this.epoch;
     }
     return this.providerRows[index] as readonly ConnectionRow[];
+  }
+
+  /** What the clauses prepared from provider `index`'s rows last returned by `connectionRows`, by clause slot. */
+  preparedOf(index: number): unknown[] {
+    return this.providerPrepared[index] as unknown[];
   }
 
   private follow(ctx: SegmentContext): void {

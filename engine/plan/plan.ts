@@ -5,6 +5,14 @@ import type { SegmentContext } from '../api.js';
 import type { SlotDef, SlotStore } from '../state/slots/types.js';
 import type { ValueTest } from './conditions/index.js';
 import type { ContextMemo } from './context-memo.js';
+import type { NumberComparison } from '../query/ast.js';
+import { generateHotPaths, type HotPaths } from '../state/generated.js';
+
+/**
+ * A slot clause as data (the same test as its ClauseTest): its slot's value compared, or a transition flag (negated
+ * for has_not_*). Undefined for context and constant clauses.
+ */
+export type ClauseShape = { readonly compare: NumberComparison } | { readonly negate: boolean } | undefined;
 
 /** One clause compiled: reads slot data (or the context) and answers whether the clause holds now. */
 export type ClauseTest = (u: SlotStore, ctx: SegmentContext) => boolean;
@@ -42,6 +50,8 @@ export interface PlanParts {
   readonly clauseFinalAbove: Float64Array;
   /** Per clause: the index of the slot it reads, or -1 (context and constant clauses). */
   readonly clauseSlot: Int32Array;
+  /** Per clause: its test as data, for the generated code (state/generated.ts). */
+  readonly clauseShapes?: readonly ClauseShape[];
   readonly byEvent: ReadonlyMap<string, readonly FilterGroup[]>;
   /** Per slot index: the clauses (indexes in `clauseTests`) that read the slot. */
   readonly dependents: readonly Int32Array[];
@@ -50,6 +60,8 @@ export interface PlanParts {
   readonly exited: readonly Int32Array[];
   /** The memo the context clauses ask through. */
   readonly contextMemo: ContextMemo;
+  /** Whether to generate the hot paths as code (state/generated.ts). */
+  readonly generateCode?: boolean;
 }
 
 export class Plan {
@@ -81,6 +93,8 @@ export class Plan {
   readonly clauseFinalAbove: Float64Array;
   /** @internal Per clause: the slot it reads, or -1. */
   readonly clauseSlot: Int32Array;
+  /** @internal Per clause: its test as data (or undefined: only its ClauseTest). */
+  readonly clauseShapes: readonly ClauseShape[];
   /** @internal Event name -> the slot groups it can change. */
   readonly byEvent: ReadonlyMap<string, readonly FilterGroup[]>;
   /** @internal Slot indexes with run-change or time hooks. */
@@ -105,6 +119,8 @@ export class Plan {
   readonly groupEnds: Int32Array;
   readonly readerStart: Int32Array;
   readonly readers: Int32Array;
+  /** @internal The generated hot paths (state/generated.ts), or undefined: the segment step's generic loops run. */
+  readonly hot: HotPaths | undefined;
 
   constructor(parts: PlanParts) {
     this.version = parts.version;
@@ -134,6 +150,7 @@ export class Plan {
     this.clauseSticky = parts.clauseSticky;
     this.clauseFinalAbove = parts.clauseFinalAbove;
     this.clauseSlot = parts.clauseSlot;
+    this.clauseShapes = Object.freeze([...(parts.clauseShapes ?? [])]);
     this.byEvent = parts.byEvent;
     this.dependents = parts.dependents;
     this.entered = parts.entered;
@@ -155,6 +172,7 @@ export class Plan {
     this.groupEnds = Int32Array.from(this.cohorts.flatMap((cohort) => Array.from(cohort.groupEnds)));
     this.readerStart = Int32Array.from(offsetsOf(this.dependents.map((list) => list.length)));
     this.readers = Int32Array.from(this.dependents.flatMap((list) => Array.from(list)));
+    this.hot = parts.generateCode === false ? undefined : generateHotPaths(this);
     Object.freeze(this);
   }
 

@@ -98,11 +98,22 @@ function warmState(state: UserState): void {
 function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: SegmentContext): Transition[] {
   const transitions: Transition[] = [];
   const defs = plan.slots;
+  const hot = plan.hot;
   warmState(state);
 
   for (let e = 0; e < events.length; e++) {
     const event = events[e] as EngineEvent;
     const changes = advanceTrackers(state, event);
+    if (hot !== undefined) {
+      // The same steps through the plan's generated code (state/generated.ts).
+      if ((changes & SESSION_CHANGED) !== 0) hot.onSession(state);
+      if ((changes & VIEW_CHANGED) !== 0) hot.onView(state);
+      if (state.time >= state.nextExpiry) ageTimedSlots(plan, state);
+      const hook = hot.byEvent.get(event.name);
+      if (hook !== undefined) hook(state, event.properties);
+      evaluateCohorts(plan, state, ctx, transitions, e, event.properties);
+      continue;
+    }
     if ((changes & SESSION_CHANGED) !== 0) {
       const list = plan.sessionSlots;
       for (let k = 0; k < list.length; k++) {
@@ -216,6 +227,7 @@ const SETTLED = 2;
  */
 function decideCohort(plan: Plan, state: UserState, ctx: SegmentContext, p: number): number {
   const flags = state.flags;
+  const hot = plan.hot;
   const base = plan.cohorts.length;
   const volatile = plan.clauseVolatile;
   const tests = plan.clauseTests;
@@ -256,7 +268,7 @@ function decideCohort(plan: Plan, state: UserState, ctx: SegmentContext, p: numb
           hasContext = true;
           continue;
         }
-        f = (tests[k] as ClauseTest)(state, ctx) ? 1 : 0;
+        f = (hot !== undefined ? hot.clause(k, state, ctx) : (tests[k] as ClauseTest)(state, ctx)) ? 1 : 0;
         flags[base + k] = isFinal(plan, state, k, f) ? f | CLAUSE_FINAL : f;
       }
       if ((f & 1) === 1) {

@@ -112,8 +112,14 @@ export function membershipsOf(state: UserState): number[] {
 export function noteTransition(state: UserState, code: number, entered: boolean): void {
   const list = state.membershipList;
   if (list === undefined) return;
+  // Binary search for the first code >= `code`.
   let i = 0;
-  while (i < list.length && (list[i] as number) < code) i++;
+  let hi = list.length;
+  while (i < hi) {
+    const mid = (i + hi) >>> 1;
+    if ((list[mid] as number) < code) i = mid + 1;
+    else hi = mid;
+  }
   if (entered) {
     if (list[i] !== code) list.splice(i, 0, code);
   } else if (list[i] === code) {

@@ -1,0 +1,60 @@
+// The generated hot paths (state/generated.ts) answer exactly as the generic loops do, and user-controlled text
+// (event names, `where` values, providers) never reaches the generated source.
+
+import { describe, expect, it } from 'vitest';
+import type { CohortDefinition, EngineEvent, SegmentContext, Transition } from '../api.js';
+import { EMPTY_CONTEXT } from '../api.js';
+import { compilePlan } from '../plan/compile.js';
+import type { Plan } from '../plan/plan.js';
+import type { Where } from '../query/ast.js';
+import { SampleGenerator } from '../../test/support/sample-cohorts.js';
+import { evaluateAt, segment } from './segment.js';
+import { cohort, expr, gte, pred, str } from './test-queries.js';
+import { newUserState } from './user-state.js';
+
+function trace(plan: Plan, events: readonly EngineEvent[], ctx: SegmentContext): { transitions: Transition[]; memberships: number[][] } {
+  const state = newUserState();
+  const transitions: Transition[] = [];
+  const memberships: number[][] = [];
+  events.forEach((event, i) => {
+    const result = segment(plan, state, [event], ctx);
+    for (const t of result.transitions) transitions.push({ ...t, eventIndex: i });
+    memberships.push(result.memberships);
+    if (i % 17 === 16) {
+      const again = evaluateAt(plan, state, event.time + 3_600_000, ctx);
+      for (const t of again.transitions) transitions.push({ ...t, eventIndex: -1 - i });
+      memberships.push(again.memberships);
+    }
+  });
+  return { transitions, memberships };
+}
+
+describe('generated hot paths', () => {
+  it('give the generic loops\' answers on sample cohorts and streams', () => {
+    for (let seed = 1; seed <= 12; seed++) {
+      const gen = new SampleGenerator(seed);
+      const cohorts = gen.cohorts(40);
+      const generated = compilePlan(cohorts, 1);
+      const generic = compilePlan(cohorts, 1, { generateCode: false });
+      expect(generated.hot).toBeDefined();
+      expect(generic.hot).toBeUndefined();
+      for (let user = 0; user < 3; user++) {
+        const ctx = gen.context();
+        const events = gen.events(300);
+        expect(trace(generated, events, ctx)).toEqual(trace(generic, events, ctx));
+      }
+    }
+  });
+
+  it('keep hostile names and values out of the source (they reach the tests as data)', () => {
+    const hostile = 'x"); throw new Error("injected"); ("\u2028`${1}`\\';
+    const where: Where = pred(`properties.${hostile}`, str('equal_to', hostile));
+    const cohorts: CohortDefinition[] = [cohort(7, expr(hostile, { where, frequency: gte(2) }))];
+    const plan = compilePlan(cohorts, 1);
+    expect(plan.hot).toBeDefined();
+    const event = (time: number): EngineEvent => ({ name: hostile, time, properties: { [hostile]: hostile } });
+    const state = newUserState();
+    expect(segment(plan, state, [event(1_000)], EMPTY_CONTEXT).memberships).toEqual([]);
+    expect(segment(plan, state, [event(2_000)], EMPTY_CONTEXT).memberships).toEqual([7]);
+  });
+});
