@@ -68,7 +68,7 @@ function userEvents(next: () => number, user: number, count: number): NewEvent[]
     const roll = next();
     const name = roll < 0.6 ? 'Pageview' : roll < 0.9 ? 'Click' : 'Purchase';
     const properties = name === 'Click' ? { kind: next() < 0.2 ? 'buy' : 'look' } : { path: `/p/${Math.floor(next() * 50)}` };
-    events.push({ id: `b${user}-${i}`, name, time: new Date(time).toISOString(), properties });
+    events.push({ id: `b${user}-${i}`, name, time: new Date(time).toISOString(), timeMs: time, properties });
   }
   return events;
 }

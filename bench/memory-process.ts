@@ -37,7 +37,8 @@ const pipeline = await openIngestPipeline({
 const bodies = new TrackBodies(SEED, users, 0);
 const eventFor = (): NewEvent => {
   const body = JSON.parse(bodies.forUser(0)) as { name: string; properties: Record<string, unknown> };
-  return { id: randomUUID(), name: body.name, time: new Date().toISOString(), properties: body.properties };
+  const timeMs = Date.now();
+  return { id: randomUUID(), name: body.name, time: new Date(timeMs).toISOString(), timeMs, properties: body.properties };
 };
 
 async function appendUsers(from: number, count: number): Promise<void> {

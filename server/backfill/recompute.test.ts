@@ -37,6 +37,7 @@ async function seed(users: readonly string[], seed: number): Promise<void> {
         id: `e-${seed}-${u}-${i}`,
         name: event.name,
         time: new Date(event.time).toISOString(),
+        timeMs: event.time,
         properties: event.properties,
       }));
       await pipeline.append({ org, user, events });

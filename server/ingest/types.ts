@@ -2,31 +2,14 @@
 // audience sizes, re-evaluate users whose imported data changed. Design: server/ingest/README.md.
 
 import type { BatchOp } from '../store/contract.js';
-import type { StoredEvent } from '../domain/events/index.js';
+import type { NewEvent, StoredEvent } from '../domain/events/index.js';
 import type { CohortDefinition, SegmentContext } from '../../engine/api.js';
 import type { ReplayPlan, ReplayedUser } from '../backfill/history.js';
 import type { PlanInfo } from './plan-info.js';
 import type { RecentIdsHold } from './tick/recent-ids.js';
 
-/** An event ready to append: validated (D29), schema-checked (D30), its user resolved. */
-export interface NewEvent {
-  /** The client's id (D29 safe retries) or a fresh one. */
-  readonly id: string;
-  readonly name: string;
-  /** UTC ISO 8601 with milliseconds (D3). */
-  readonly time: string;
-  readonly properties: Readonly<Record<string, unknown>>;
-  readonly session_id?: string;
-  readonly view_id?: string;
-  /** The server minted `id` for this append (the client gave none): no stored record can carry it, so the tick
-   * skips the idempotency lookup (D29). Its `ei!` entry is still written: a client may retry with it later. */
-  readonly minted?: boolean;
-  /**
-   * The caller looked this id up for this user in the store, found nothing, while holding `holdRecentIds()` with
-   * this mark: the tick then asks only the ids committed since (D29, one lookup per client id).
-   */
-  readonly checked?: number;
-}
+/** An event ready to append (the server's one event model: server/domain/events/record.ts). */
+export type { NewEvent } from '../domain/events/index.js';
 
 export interface AppendRequest {
   readonly org: string;

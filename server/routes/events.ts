@@ -22,12 +22,12 @@ import { isUuid } from '../domain/identity/index.js';
 import {
   findByClientId,
   hasEvents,
+  newEvent,
   readUserEventPage,
   toWireRecord,
   validateTrackBody,
   type TrackInput,
 } from '../domain/events/index.js';
-import type { NewEvent } from '../ingest/types.js';
 import { parseTimestamp } from '../../engine/query/validate/timestamps.js';
 import { ServiceError, badParameter, unknownUser } from '../errors.js';
 import type { Services } from '../services.js';
@@ -61,21 +61,6 @@ function nextLink(ctx: RequestContext, cursor: string): string {
   return `<${ctx.path}?${query.toString()}>; rel="next"`;
 }
 
-function newEventOf(input: TrackInput, newId: () => string, checked: number | undefined): NewEvent {
-  const event: { -readonly [K in keyof NewEvent]: NewEvent[K] } = {
-    id: input.id ?? newId(),
-    name: input.name,
-    time: input.time,
-    properties: input.properties,
-  };
-  // D29: an id the server mints cannot be stored yet; the pipeline skips its idempotency lookup.
-  if (input.id === undefined) event.minted = true;
-  else if (checked !== undefined) event.checked = checked;
-  if (input.session_id !== undefined) event.session_id = input.session_id;
-  if (input.view_id !== undefined) event.view_id = input.view_id;
-  return event;
-}
-
 export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): void {
   const { store, tenancy, identity, schemas, pipeline, clock, newId } = deps;
 
@@ -99,7 +84,7 @@ export function registerEventsRoutes(http: HttpServer, deps: EventsRouteDeps): v
         const { userId } = await identity.resolveForTrack(org, { user_id: input.user_id, aliases: input.aliases });
         // Looked up under the user it is appended to: the tick needs only what committed since (else it looks itself).
         const checked = hold !== undefined && known === userId ? hold.mark : undefined;
-        appended = await pipeline.append({ org, user: userId, events: [newEventOf(input, newId, checked)], extraOps });
+        appended = await pipeline.append({ org, user: userId, events: [newEvent(input, newId, checked)], extraOps });
       } catch (error) {
         // The registry cached the growth before it was committed; forget it so the next check reloads (registry doc).
         if (extraOps.length > 0) schemas.invalidate(org, input.name);

@@ -144,7 +144,7 @@ export async function trackEvent(h: CohortsHarness, org: string, user: string, n
   await h.services.pipeline.append({
     org,
     user,
-    events: [{ id: randomUUID(), name, time: new Date().toISOString(), properties: {} }],
+    events: [{ id: randomUUID(), name, time: new Date().toISOString(), timeMs: Date.now(), properties: {} }],
   });
 }
 

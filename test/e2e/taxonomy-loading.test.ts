@@ -113,7 +113,7 @@ describe('D27: a membership clause over loaded members reaches a cohort', () => 
     h.services.pipeline.append({
       org: h.org,
       user,
-      events: [{ id: randomUUID(), name: 'Pageview', time: new Date().toISOString(), properties: {} }],
+      events: [{ id: randomUUID(), name: 'Pageview', time: new Date().toISOString(), timeMs: Date.now(), properties: {} }],
     });
   const members = (body: unknown) => h.call('POST', `${V1}/imports/${provider.id}/segments/code/fans/members`, { body });
 

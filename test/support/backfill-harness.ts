@@ -99,6 +99,7 @@ export async function openHarness(dir: string, options: ServicesOptions = {}, ex
             id: `ev-${++eventIds}-${randomUUID()}`,
             name: event.name,
             time: new Date(event.time).toISOString(),
+            timeMs: event.time,
             properties: event.properties,
           };
           if (typeof event.session_id === 'string') out.session_id = event.session_id;

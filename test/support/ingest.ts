@@ -76,9 +76,10 @@ export function eventId(n: number): string {
   return `e0000000-0000-4000-8000-${n.toString(16).padStart(12, '0')}`;
 }
 
-/** Event number `n`: id from n, time T0 + n seconds unless given. */
+/** Event number `n`: id from n, time T0 + n seconds unless `extra.timeMs` says otherwise. */
 export function event(n: number, name = 'Pageview', extra: Partial<NewEvent> = {}): NewEvent {
-  return { id: eventId(n), name, time: new Date(T0 + n * 1000).toISOString(), properties: { n }, ...extra };
+  const timeMs = extra.timeMs ?? T0 + n * 1000;
+  return { id: eventId(n), name, properties: { n }, ...extra, time: new Date(timeMs).toISOString(), timeMs };
 }
 
 export interface TempDir {

@@ -39,6 +39,11 @@ function record(user: string, n: number, timeMs: number, name = 'Pageview'): Eve
   return { id: eventId(n), user_id: user, name, time: new Date(timeMs).toISOString(), properties: { n } };
 }
 
+/** A record as the pipeline stores it at `seq` (its time parsed once, on arrival). */
+function stored(event: EventRecord, seq: number): StoredEvent {
+  return { ...event, seq, timeMs: Date.parse(event.time) };
+}
+
 /** Writes events as the pipeline would: each gets the partition's next sequence; one batch for all. */
 async function track(events: Array<{ org?: string; event: EventRecord; partition?: number }>): Promise<number[]> {
   const ops = [];
@@ -47,7 +52,7 @@ async function track(events: Array<{ org?: string; event: EventRecord; partition
     const seq = (nextSeq.get(partition) ?? 0) + 1;
     nextSeq.set(partition, seq);
     seqs.push(seq);
-    ops.push(...eventOps({ partition, seq, org, event }), ...partitionSeqOps(partition, seq));
+    ops.push(...eventOps({ partition, org, event: stored(event, seq) }), ...partitionSeqOps(partition, seq));
   }
   await store.batch(ops);
   return seqs;
@@ -185,16 +190,15 @@ describe('findByClientId (D29 safe retries)', () => {
 describe('partition log (recovery)', () => {
   it('reads entries after a sequence, with their transitions, one partition only', async () => {
     await store.batch([
-      ...eventOps({ partition: 1, seq: 1, org: ORG, event: record(U1, 1, T0) }),
+      ...eventOps({ partition: 1, org: ORG, event: stored(record(U1, 1, T0), 1) }),
       ...eventOps({
         partition: 1,
-        seq: 2,
         org: ORG,
-        event: record(U1, 2, T0 + 1),
+        event: stored(record(U1, 2, T0 + 1), 2),
         transitions: [{ cohort: 7, kind: 'entered', time: T0 + 1 }],
       }),
       ...transitionOps(1, 3, ORG, U1, [{ cohort: 7, kind: 'exited', time: T0 + 2 }]),
-      ...eventOps({ partition: 16, seq: 1, org: ORG, event: record(U2, 3, T0) }),
+      ...eventOps({ partition: 16, org: ORG, event: stored(record(U2, 3, T0), 1) }),
     ]);
     const after1 = await collect(readPartitionLog(store, 1, 1));
     expect(after1.map((item) => item.seq)).toEqual([2, 3]);

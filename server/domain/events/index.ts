@@ -1,11 +1,11 @@
 // The events area (D29, D31): event records, the partition log and per-user indexes (batch builders and reads),
 // and track-body validation. Public surface only; tests may import internals.
 
-export type { EventRecord, LogEntry, LoggedTransition, StoredEvent } from './record.js';
-export { toEngineEvent, toWireRecord } from './record.js';
+export type { EventFields, EventRecord, LogEntry, LoggedTransition, NewEvent, StoredEvent } from './record.js';
+export { newEvent, toEngineEvent, toStoredEvent, toWireRecord } from './record.js';
 export { partitionOf, timePart } from './keys.js';
 export type { EventEntry, Snapshot } from './ops.js';
-export { eventOps, partitionSeqOps, snapshotOps, toStoredEvent, transitionOps } from './ops.js';
+export { eventOps, partitionSeqOps, snapshotOps, transitionOps } from './ops.js';
 export type { EventPage, EventPageOptions, EventReadOptions, LogRecord } from './read.js';
 export {
   MAX_EVENTS_PER_READ,

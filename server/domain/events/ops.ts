@@ -14,11 +14,9 @@ import type { EventRecord, LogEntry, LoggedTransition, StoredEvent } from './rec
 
 export interface EventEntry<T = LoggedTransition> {
   readonly partition: number;
-  /** The next sequence of the partition's log (1, 2, ...); the partition owner assigns them. */
-  readonly seq: number;
   readonly org: string;
-  /** `time` is UTC ISO 8601 (validateTrackBody's `time`). */
-  readonly event: EventRecord;
+  /** The stored event: its `seq` is the next sequence of the partition (1, 2, ...), which the partition owner assigns. */
+  readonly event: StoredEvent;
   /** The membership changes this event caused. */
   readonly transitions?: readonly T[];
 }
@@ -29,12 +27,6 @@ export interface Snapshot<S = unknown> {
   readonly state: S;
 }
 
-/** The stored form of a record at `seq`. */
-export function toStoredEvent(event: EventRecord, seq: number): StoredEvent {
-  const timeMs = Date.parse(event.time);
-  if (Number.isNaN(timeMs)) throw new TypeError(`event time is not an ISO 8601 timestamp: ${event.time}`);
-  return { ...event, seq, timeMs };
-}
 
 /**
  * The writes of one event (server/store/layout.ts has the reasoning): the record once, under the per-user arrival
@@ -44,16 +36,16 @@ export function toStoredEvent(event: EventRecord, seq: number): StoredEvent {
  * pointing at the event by sequence). The partition's last sequence is written once per batch (`partitionSeqOps`).
  */
 export function eventOps<T = LoggedTransition>(entry: EventEntry<T>): BatchOp[] {
-  const { partition, seq, org, event } = entry;
-  const stored = toStoredEvent(event, seq);
+  const { partition, org, event: stored } = entry;
+  const { seq, user_id: user, timeMs, id } = stored;
   const ops: BatchOp[] = [
-    { type: 'put', key: userEventKey(org, event.user_id, seq), value: stored },
-    { type: 'put', key: timeIndexKey(org, event.user_id, stored.timeMs, seq), value: seq },
-    { type: 'put', key: clientIdKey(org, event.user_id, event.id), value: seq },
+    { type: 'put', key: userEventKey(org, user, seq), value: stored },
+    { type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq },
+    { type: 'put', key: clientIdKey(org, user, id), value: seq },
   ];
   const transitions = entry.transitions ?? [];
   if (transitions.length > 0) {
-    const log: LogEntry<T> = { kind: 'event', org, user: event.user_id, transitions };
+    const log: LogEntry<T> = { kind: 'event', org, user, transitions };
     ops.push({ type: 'put', key: logKey(partition, seq), value: log });
   }
   return ops;

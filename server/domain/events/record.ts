@@ -1,7 +1,68 @@
-// The event record (spec "Event", D29) as answered to clients, as stored (with its arrival sequence and epoch-ms
-// time), the partition log's entries, and the conversions between them and to the engine's event.
+// The one event model of the server (issue 12): an event as the routes hand it to ingestion (`NewEvent`, its time
+// parsed once, when the body was validated), as stored (`StoredEvent`: plus its user and arrival sequence), as
+// answered to clients (`EventRecord`), and the partition log's entries; every conversion between them and to the
+// engine's event is in this module.
 
 import type { EngineEvent } from '../../../engine/api.js';
+
+/** What an event is made of, however it arrived (a track body, a segmentation call): validated, time parsed. */
+export interface EventFields {
+  readonly name: string;
+  /** UTC ISO 8601 with milliseconds (D3). */
+  readonly time: string;
+  /** The same instant in epoch ms: parsed once, where the body was validated. */
+  readonly timeMs: number;
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly session_id?: string;
+  readonly view_id?: string;
+}
+
+/** An event ready to append: validated (D29), schema-checked (D30); its user travels with the append. */
+export interface NewEvent extends EventFields {
+  /** The client's id (D29 safe retries) or a fresh one. */
+  readonly id: string;
+  /** The server minted `id` for this append (the client gave none): no stored record can carry it, so the tick
+   * skips the idempotency lookup (D29). Its `ei!` entry is still written: a client may retry with it later. */
+  readonly minted?: boolean;
+  /**
+   * The caller looked this id up for this user in the store, found nothing, while holding `holdRecentIds()` with
+   * this mark: the tick then asks only the ids committed since (D29, one lookup per client id).
+   */
+  readonly checked?: number;
+}
+
+/** A new event from validated fields: the client's id (`checked` when the caller looked it up), or one minted. */
+export function newEvent(fields: EventFields & { readonly id?: string | undefined }, newId: () => string, checked?: number): NewEvent {
+  const event: { -readonly [K in keyof NewEvent]: NewEvent[K] } = {
+    id: fields.id ?? newId(),
+    name: fields.name,
+    time: fields.time,
+    timeMs: fields.timeMs,
+    properties: fields.properties,
+  };
+  // D29: an id the server mints cannot be stored yet; the pipeline skips its idempotency lookup.
+  if (fields.id === undefined) event.minted = true;
+  else if (checked !== undefined) event.checked = checked;
+  if (fields.session_id !== undefined) event.session_id = fields.session_id;
+  if (fields.view_id !== undefined) event.view_id = fields.view_id;
+  return event;
+}
+
+/** The stored form of a user's new event at `seq` (no parsing: the time was parsed on arrival). */
+export function toStoredEvent(user: string, event: NewEvent, seq: number): StoredEvent {
+  const stored: { -readonly [K in keyof StoredEvent]: StoredEvent[K] } = {
+    id: event.id,
+    user_id: user,
+    name: event.name,
+    time: event.time,
+    properties: event.properties,
+    seq,
+    timeMs: event.timeMs,
+  };
+  if (event.session_id !== undefined) stored.session_id = event.session_id;
+  if (event.view_id !== undefined) stored.view_id = event.view_id;
+  return stored;
+}
 
 /** The wire record: `time` is UTC ISO 8601 with milliseconds (D3). */
 export interface EventRecord {
@@ -51,13 +112,13 @@ export function toWireRecord(stored: StoredEvent): EventRecord {
   return record;
 }
 
-/** The engine's view of a stored event (epoch-ms time), for replaying a user's history (ARCHITECTURE backfill). */
-export function toEngineEvent(stored: StoredEvent): EngineEvent {
+/** The engine's view of an event, new or stored (epoch-ms time). */
+export function toEngineEvent(event: EventFields): EngineEvent {
   return {
-    name: stored.name,
-    time: stored.timeMs,
-    properties: stored.properties,
-    session_id: stored.session_id ?? null,
-    view_id: stored.view_id ?? null,
+    name: event.name,
+    time: event.timeMs,
+    properties: event.properties,
+    session_id: event.session_id ?? null,
+    view_id: event.view_id ?? null,
   };
 }

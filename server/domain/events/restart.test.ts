@@ -80,7 +80,7 @@ describe('restart over LevelDB', () => {
       const partition = partitionOf(ORG, userId, PARTITIONS);
       const seq = (seqs.get(partition) ?? 0) + 1;
       seqs.set(partition, seq);
-      await store.batch([...eventOps({ partition, seq, org: ORG, event: record }), ...partitionSeqOps(partition, seq), ...schemaOps]);
+      await store.batch([...eventOps({ partition, org: ORG, event: { ...record, seq, timeMs: input.timeMs } }), ...partitionSeqOps(partition, seq), ...schemaOps]);
       written.push(record);
     }
     const home = partitionOf(ORG, anonymous, PARTITIONS);

@@ -52,7 +52,7 @@ function workload(seed: number, rounds: number, firstId: number): { user: string
         const roll = next();
         const name = roll < 0.55 ? 'Pageview' : roll < 0.9 ? 'Click' : 'Other';
         const properties = name === 'Click' ? { kind: next() < 0.3 ? 'buy' : 'look' } : {};
-        events.push({ id: eventId(id++), name, time: new Date(time).toISOString(), properties });
+        events.push({ id: eventId(id++), name, time: new Date(time).toISOString(), timeMs: time, properties });
       }
       round.push({ user, events });
     }
@@ -72,7 +72,7 @@ async function recompute(store: Store): Promise<Pipeline> {
     const events: NewEvent[] = [];
     for await (const stored of replayUserEvents(store, ORG, user)) {
       const { user_id: _user, ...event } = toWireRecord(stored);
-      events.push(event);
+      events.push({ ...event, timeMs: stored.timeMs });
     }
     if (events.length > 0) await reference.append({ org: ORG, user, events });
   }

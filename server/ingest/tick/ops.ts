@@ -50,7 +50,7 @@ export function buildOps(
       }
       for (const fresh of step.fresh) {
         fresh.seq = ++seq;
-        ops.push(...eventOps({ partition, seq, org: work.org, event: fresh.record, transitions: fresh.transitions }));
+        ops.push(...eventOps({ partition, org: work.org, event: fresh.toStored(), transitions: fresh.transitions }));
       }
       if (step.fresh.length > 0) {
         seqOf.set(work, seq);

@@ -7,7 +7,7 @@
 import type { EngineEvent, SegmentContext } from '../../../engine/api.js';
 import type { BatchOp, Store } from '../../store/contract.js';
 import { ServiceError } from '../../errors.js';
-import { toStoredEvent, type EventRecord, type LoggedTransition, type StoredEvent } from '../../domain/events/index.js';
+import { toEngineEvent, toStoredEvent, type LoggedTransition, type NewEvent, type StoredEvent } from '../../domain/events/index.js';
 import { clientIdKey } from '../../domain/events/keys.js';
 import { planCatchUps, handBack, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
 import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from './context.js';
@@ -20,7 +20,6 @@ import { StateCache, userKey, type CachedUser } from '../state/cache.js';
 import type { ResidentAsks } from '../state/residents.js';
 import type { RecentIds } from './recent-ids.js';
 import { buildOps } from './ops.js';
-import type { NewEvent } from '../types.js';
 import type { UserResult } from '../worker/work.js';
 import { compute, type CarriedAsks } from './compute.js';
 import { unstorable } from './isolate.js';
@@ -56,13 +55,16 @@ export interface TickEnv {
 export class FreshEvent {
   seq = 0;
   readonly transitions: LoggedTransition[] = [];
+  readonly engine: EngineEvent;
   constructor(
-    readonly record: EventRecord,
-    readonly engine: EngineEvent,
-  ) {}
+    readonly user: string,
+    readonly event: NewEvent,
+  ) {
+    this.engine = toEngineEvent(event);
+  }
 
   toStored(): StoredEvent {
-    return toStoredEvent(this.record, this.seq);
+    return toStoredEvent(this.user, this.event, this.seq);
   }
 }
 
@@ -352,7 +354,7 @@ async function resolveRetries(env: TickEnv, users: Map<string, UserWork>): Promi
           step.answers.push(known);
           continue;
         }
-        const fresh = new FreshEvent(toRecord(work.user, event), toEngine(event));
+        const fresh = new FreshEvent(work.user, event);
         seen.set(id, fresh);
         step.fresh.push(fresh);
         step.answers.push(fresh);
@@ -458,29 +460,6 @@ function answer(item: LaneItem, at: { work: UserWork; index: number }): void {
   } else {
     item.resolve();
   }
-}
-
-function toRecord(user: string, event: NewEvent): EventRecord {
-  const record: { -readonly [K in keyof EventRecord]: EventRecord[K] } = {
-    id: event.id,
-    user_id: user,
-    name: event.name,
-    time: event.time,
-    properties: event.properties,
-  };
-  if (event.session_id !== undefined) record.session_id = event.session_id;
-  if (event.view_id !== undefined) record.view_id = event.view_id;
-  return record;
-}
-
-function toEngine(event: NewEvent): EngineEvent {
-  return {
-    name: event.name,
-    time: Date.parse(event.time),
-    properties: event.properties,
-    session_id: event.session_id ?? null,
-    view_id: event.view_id ?? null,
-  };
 }
 
 function describe(error: unknown): string {

@@ -2,11 +2,10 @@
 // Every problem is a 400 code 1002 whose cause names the JSON path (D11).
 
 import { ServiceError, badBody } from '../../errors.js';
-import { validateTrackBody } from '../../domain/events/index.js';
+import { newEvent, toEngineEvent, validateTrackBody, type NewEvent } from '../../domain/events/index.js';
 import { isPlainObject, requireUuid, validateAlias, validateAliases } from '../../domain/identity/validate.js';
 import type { StatelessIdent } from '../../domain/identity/index.js';
 import type { EngineEvent } from '../../../engine/index.js';
-import type { NewEvent } from '../../ingest/types.js';
 import { requireBodyObject } from '../body.js';
 
 /** D21: at most this many events per call. */
@@ -113,28 +112,11 @@ function parseEvent(value: unknown, path: string, now: Date): SegmentationEvent 
 
 /** The engine's view of the events (E1: arrival order). */
 export function toEngineEvents(events: readonly SegmentationEvent[]): EngineEvent[] {
-  return events.map((event) => ({
-    name: event.name,
-    time: event.timeMs,
-    properties: event.properties,
-    session_id: event.session_id ?? null,
-    view_id: event.view_id ?? null,
-  }));
+  return events.map(toEngineEvent);
 }
 
-/** The ingestion's view (server/ingest/types.ts NewEvent): each event gets a fresh id. */
+/** The ingestion's view (the one event model, server/domain/events/record.ts): each event gets a fresh id. */
 export function toNewEvents(events: readonly SegmentationEvent[], newId: () => string): NewEvent[] {
-  return events.map((event) => {
-    const out: { -readonly [K in keyof NewEvent]: NewEvent[K] } = {
-      id: newId(),
-      // The server minted the id, so no stored event can carry it yet: the pipeline skips the retry lookup (D29).
-      minted: true,
-      name: event.name,
-      time: event.time,
-      properties: event.properties,
-    };
-    if (event.session_id !== undefined) out.session_id = event.session_id;
-    if (event.view_id !== undefined) out.view_id = event.view_id;
-    return out;
-  });
+  // The server minted the ids, so no stored event can carry them yet: the pipeline skips the retry lookup (D29).
+  return events.map((event) => newEvent(event, newId));
 }
