@@ -7,7 +7,7 @@ import type { Clause } from '../query/ast.js';
 import { EMPTY_CONTEXT } from '../api.js';
 import { decodeState, encodeState } from '../state/codec.js';
 import { segment } from '../state/segment.js';
-import { DAY, MINUTE, T0, cohort, eq, ev, expr, gte, lt, pred, str, theLast } from '../state/test-queries.js';
+import { DAY, MINUTE, T0, cohort, eq, ev, expr, gte, lt, pred, str, theLast } from '../../test/support/engine-queries.js';
 import { newUserState } from '../state/user-state.js';
 import { compilePlan } from './compile.js';
 import { countCap } from './comparison.js';

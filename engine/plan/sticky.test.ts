@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { Clause, During } from '../query/ast.js';
-import { between, eq, expr, gt, gte, lt, lte, ne, theLast, MINUTE } from '../state/test-queries.js';
+import { between, eq, expr, gt, gte, lt, lte, ne, theLast, MINUTE } from '../../test/support/engine-queries.js';
 import { NOT_STICKY, finalAboveOf, stickyAnswerOf } from './sticky.js';
 
 const transition = (op: 'has_entered' | 'has_not_entered' | 'has_exited' | 'has_not_exited', during?: During): Clause => ({

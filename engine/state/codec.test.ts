@@ -10,7 +10,7 @@ import { decodeState, encodeState, STATE_FORMAT } from './codec.js';
 import { adoptSlots, missingSlots } from './coverage.js';
 import { SampleGenerator } from '../../test/support/sample-cohorts.js';
 import { segment } from './segment.js';
-import { HOUR, MINUTE, T0, cohort, ev, expr, gte, theLast } from './test-queries.js';
+import { HOUR, MINUTE, T0, cohort, ev, expr, gte, theLast } from '../../test/support/engine-queries.js';
 import { membershipsOf, newUserState } from './user-state.js';
 
 function codeOf(run: () => unknown): string | undefined {

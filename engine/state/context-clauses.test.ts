@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { ConnectionRow, SegmentContext } from '../api.js';
-import { HOUR, MINUTE, T0, cohort, eq, ev, gte, holdsAfter, pred, runEvents, str } from './test-queries.js';
+import { HOUR, MINUTE, T0, cohort, eq, ev, gte, holdsAfter, pred, runEvents, str } from '../../test/support/engine-queries.js';
 import type { Clause } from '../query/ast.js';
 import { compilePlan } from '../plan/compile.js';
 import { segment } from './segment.js';

@@ -8,7 +8,7 @@ import { compilePlan } from '../plan/compile.js';
 import type { Clause } from '../query/ast.js';
 import { decodeState, encodeState } from './codec.js';
 import { evaluateAt, segment } from './segment.js';
-import { HOUR, MINUTE, T0, cohort, eq, ev, expr, gte, pred, theLast } from './test-queries.js';
+import { HOUR, MINUTE, T0, cohort, eq, ev, expr, gte, pred, theLast } from '../../test/support/engine-queries.js';
 import { newUserState } from './user-state.js';
 
 const inSports: Clause = { kind: 'membership', op: 'in_third_party_segment', provider: 'acme', segment: 'sports' };

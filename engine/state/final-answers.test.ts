@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import type { SegmentContext } from '../api.js';
 import type { Clause } from '../query/ast.js';
 import { compilePlan } from '../plan/compile.js';
-import { T0, MINUTE, between, cohort, ev, expr, gte, holdsAfter, lt, runEvents } from './test-queries.js';
+import { T0, MINUTE, between, cohort, ev, expr, gte, holdsAfter, lt, runEvents } from '../../test/support/engine-queries.js';
 import { segment } from './segment.js';
 import { CLAUSE_FINAL, CLAUSE_STALE, newUserState } from './user-state.js';
 

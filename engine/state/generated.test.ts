@@ -9,7 +9,7 @@ import type { Plan } from '../plan/plan.js';
 import type { Where } from '../query/ast.js';
 import { SampleGenerator } from '../../test/support/sample-cohorts.js';
 import { evaluateAt, segment } from './segment.js';
-import { cohort, expr, gte, pred, str } from './test-queries.js';
+import { cohort, expr, gte, pred, str } from '../../test/support/engine-queries.js';
 import { newUserState } from './user-state.js';
 
 function trace(plan: Plan, events: readonly EngineEvent[], ctx: SegmentContext): { transitions: Transition[]; memberships: number[][] } {

@@ -1,7 +1,7 @@
 // Effective time, sessions and views (E1–E3, D31) as the trackers derive them.
 
 import { describe, expect, it } from 'vitest';
-import { MINUTE, T0, ev } from './test-queries.js';
+import { MINUTE, T0, ev } from '../../test/support/engine-queries.js';
 import { SESSION_CHANGED, VIEW_CHANGED, advanceTrackers } from './trackers.js';
 import { newUserState } from './user-state.js';
 

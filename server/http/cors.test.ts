@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../errors.js';
 import { CorsRules, parseCorsOrigin } from './cors.js';
-import { send, startServer, type RunningServer } from './test-server.js';
+import { send, startServer, type RunningServer } from '../../test/support/http-server.js';
 import type { HttpServer } from './types.js';
 
 let running: RunningServer | undefined;

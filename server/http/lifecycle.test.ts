@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpServer } from './server.js';
-import { deferred, send, startServer } from './test-server.js';
+import { deferred, send, startServer } from '../../test/support/http-server.js';
 import type { HttpServer, RequestContext } from './types.js';
 
 const context = (ctx: RequestContext) => ({ status: 200, body: { secure: ctx.transportSecure, peer: ctx.remoteAddress } });

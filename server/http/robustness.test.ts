@@ -1,6 +1,6 @@
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { send, startServer, type RunningServer } from './test-server.js';
+import { send, startServer, type RunningServer } from '../../test/support/http-server.js';
 import { createRng } from '../../test/differential/random.js';
 
 let running: RunningServer;

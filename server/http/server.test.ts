@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ServiceError, badBody, notFound, unknownUser } from '../errors.js';
-import { deferred, send, startServer, UUID_V4, type RunningServer } from './test-server.js';
+import { deferred, send, startServer, UUID_V4, type RunningServer } from '../../test/support/http-server.js';
 import { DRAIN_BYTES } from './server.js';
 import type { Reply, RequestContext } from './types.js';
 

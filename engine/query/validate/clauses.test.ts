@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateQuery } from '../validate.js';
-import { clauseOf, pathsOf, problemsOf } from './harness.js';
+import { clauseOf, pathsOf, problemsOf } from '../../../test/support/validate-harness.js';
 
 const atLeastOnce = { op: 'greater_than_or_equal_to', value: 1 };
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateQuery } from '../validate.js';
-import { pathsOf, problemsOf, queryOf } from './harness.js';
+import { pathsOf, problemsOf, queryOf } from '../../../test/support/validate-harness.js';
 
 const A = { event: 'A' };
 const B = { event: 'B' };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { validateQuery } from '../validate.js';
-import { clauseOf, pathsOf, problemsOf } from './harness.js';
+import { clauseOf, pathsOf, problemsOf } from '../../../test/support/validate-harness.js';
 
 /** An expression whose frequency is `comparison`: problems land under `query.frequency`. */
 const withFrequency = (comparison: unknown) => ({ event: 'A', frequency: comparison });

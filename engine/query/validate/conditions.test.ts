@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conditionOf, conditionPaths, problemsOf, withCondition } from './harness.js';
+import { conditionOf, conditionPaths, problemsOf, withCondition } from '../../../test/support/validate-harness.js';
 
 const AT = 'query.where.condition';
 const T = '2026-11-20T12:00:00Z';

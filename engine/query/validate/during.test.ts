@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clauseOf, pathsOf, problemsOf } from './harness.js';
+import { clauseOf, pathsOf, problemsOf } from '../../../test/support/validate-harness.js';
 
 const withDuring = (during: unknown) => ({ event: 'A', during });
 const duringOf = (during: unknown) => {

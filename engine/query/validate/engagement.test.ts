@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { clauseOf, pathsOf, problemsOf } from './harness.js';
+import { clauseOf, pathsOf, problemsOf } from '../../../test/support/validate-harness.js';
 
 const gt = (value: number) => ({ greater_than: value });
 const where = { property: 'properties.section', condition: { equal_to: 'news' } };

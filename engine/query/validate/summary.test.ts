@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { conditionOf, conditionPaths, problemsOf, withCondition } from './harness.js';
+import { conditionOf, conditionPaths, problemsOf, withCondition } from '../../../test/support/validate-harness.js';
 import { MAX_SUMMARY_DEPTH } from './summary.js';
 
 const AT = 'query.where.condition';

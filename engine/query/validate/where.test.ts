@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { pathsOf, problemsOf, whereOf, withWhere } from './harness.js';
+import { pathsOf, problemsOf, whereOf, withWhere } from '../../../test/support/validate-harness.js';
 
 const empty = 'is_empty';
 const stringIsEmpty = { family: 'string', op: 'is_empty' };

@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { Clause, During, NumberComparison, Where } from '../../query/ast.js';
-import { HOUR, MINUTE, T0, between, cohort, eq, ev, gt, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../test-queries.js';
+import { HOUR, MINUTE, T0, between, cohort, eq, ev, gt, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../../../test/support/engine-queries.js';
 
 const pv = (t: number, ids = {}) => ev('Pageview', t, {}, ids);
 const eng = (t: number, properties: Record<string, unknown>, ids = {}) => ev('PageviewEngagement', t, properties, ids);

@@ -1,7 +1,7 @@
 // Expression clause slots through the segment step: every `during` form (E4, D33) and re-evaluation at every event (E5).
 
 import { describe, expect, it } from 'vitest';
-import { DAY, HOUR, MINUTE, T0, cohort, eq, ev, expr, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../test-queries.js';
+import { DAY, HOUR, MINUTE, T0, cohort, eq, ev, expr, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../../../test/support/engine-queries.js';
 
 const buy = (t: number, props: Record<string, unknown> = {}, ids = {}) => ev('Buy', t, props, ids);
 const other = (t: number, ids = {}) => ev('Other', t, {}, ids);

@@ -6,7 +6,7 @@ import type { Clause, During, Where } from '../../query/ast.js';
 import { compilePlan } from '../../plan/compile.js';
 import { segment } from '../segment.js';
 import { newUserState } from '../user-state.js';
-import { HOUR, T0, cohort, eq, ev, expr, holdsAfter, pred, runEvents, str, theLast } from '../test-queries.js';
+import { HOUR, T0, cohort, eq, ev, expr, holdsAfter, pred, runEvents, str, theLast } from '../../../test/support/engine-queries.js';
 
 const transition = (op: Extract<Clause, { kind: 'transition' }>['op'], segment: number, during?: During, where?: Where): Clause => ({
   kind: 'transition',

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/contract.js';
 import { openLevelStore } from '../../store/level.js';
-import { buildTenancyFixture, ids, thrown, type TenancyFixture } from '../tenancy/fixture.js';
+import { buildTenancyFixture, ids, thrown, type TenancyFixture } from '../../../test/support/tenancy.js';
 import { Tenancy } from '../tenancy/tenancy.js';
 import { CohortRegistry } from './registry.js';
 

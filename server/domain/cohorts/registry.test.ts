@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../store/memory.js';
 import { prefixEnd } from '../../store/contract.js';
-import { buildTenancyFixture, ids, thrown, type TenancyFixture } from '../tenancy/fixture.js';
+import { buildTenancyFixture, ids, thrown, type TenancyFixture } from '../../../test/support/tenancy.js';
 import { CohortRegistry } from './registry.js';
 import type { Cohort, CreateCohortInput } from './types.js';
 import { toCohortSummary, toCohortWire } from './wire.js';

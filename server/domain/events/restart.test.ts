@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../errors.js';
 import { openLevelStore } from '../../store/level.js';
 import { Identity } from '../identity/identity.js';
-import { sequentialIds } from '../identity/testing.js';
+import { sequentialIds } from '../../../test/support/identity.js';
 import { SchemaRegistry } from '../schemas/registry.js';
 import { eventOps, partitionSeqOps, snapshotOps } from './ops.js';
 import {

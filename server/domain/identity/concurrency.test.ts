@@ -6,7 +6,7 @@ import { ServiceError } from '../../errors.js';
 import type { Store } from '../../store/contract.js';
 import { fromKeyPart } from '../../store/layout.js';
 import { Identity } from './identity.js';
-import { CountingStore, dumpPrefix, seededRandom, sequentialIds } from './testing.js';
+import { CountingStore, dumpPrefix, seededRandom, sequentialIds } from '../../../test/support/identity.js';
 import type { AliasInput } from './validate.js';
 
 const ORG = 'a0000000-0000-4000-8000-0000000000c1';

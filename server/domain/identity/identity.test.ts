@@ -5,7 +5,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../errors.js';
 import { Identity } from './identity.js';
 import { aliasKey, userKey } from './keys.js';
-import { CountingStore, dumpPrefix, sequentialIds } from './testing.js';
+import { CountingStore, dumpPrefix, sequentialIds } from '../../../test/support/identity.js';
 import { aliasUserId } from './uuid.js';
 
 const ORG = 'a0000000-0000-4000-8000-000000000001';

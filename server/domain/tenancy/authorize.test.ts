@@ -1,7 +1,7 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../store/memory.js';
 import { requireIncludeChildren, requirePrivate } from './authorize.js';
-import { buildTenancyFixture, thrown, type TenancyFixture } from './fixture.js';
+import { buildTenancyFixture, thrown, type TenancyFixture } from '../../../test/support/tenancy.js';
 
 let f: TenancyFixture;
 beforeEach(async () => {

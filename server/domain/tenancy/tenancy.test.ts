@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { ServiceError } from '../../errors.js';
 import { MemoryStore } from '../../store/memory.js';
-import { buildTenancyFixture, ids, thrown, type TenancyFixture } from './fixture.js';
+import { buildTenancyFixture, ids, thrown, type TenancyFixture } from '../../../test/support/tenancy.js';
 import { Tenancy } from './tenancy.js';
 
 describe('organizations (operations.md init)', () => {

@@ -5,15 +5,13 @@
 // before it, then update the cache and sizes and answer the requests.
 
 import type { EngineEvent, SegmentContext } from '../../../engine/api.js';
-import type { BatchOp, Store } from '../../store/contract.js';
+import type { Store } from '../../store/contract.js';
 import { ServiceError } from '../../errors.js';
-import { toEngineEvent, toStoredEvent, type LoggedTransition, type NewEvent, type StoredEvent } from '../../domain/events/index.js';
-import { clientIdKey } from '../../domain/events/keys.js';
+import type { StoredEvent } from '../../domain/events/index.js';
 import { planCatchUps, handBack, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
 import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from './context.js';
 import type { Executor } from '../worker/executor.js';
 import { orgOf, userOf, type Lane, type LaneItem } from '../lanes/lane.js';
-import { findStoredIds, loadStoredState, userSnapshotOps } from '../state/load.js';
 import type { PlanInfo } from '../plan-info.js';
 import { AudienceSizes, type SizeDeltas } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from '../state/cache.js';
@@ -22,8 +20,11 @@ import type { RecentIds } from './recent-ids.js';
 import { buildOps } from './ops.js';
 import type { UserResult } from '../worker/work.js';
 import { compute, type CarriedAsks } from './compute.js';
+import { FreshEvent, clientIdsOf, resolveRetries } from './retries.js';
+import { carriedSnapshotOps, forgetCarried, loadStates, snapshotDue } from './states.js';
 import { unstorable } from './isolate.js';
 
+export { FreshEvent } from './retries.js';
 export type { PlanInfo } from '../plan-info.js';
 
 export interface TickEnv {
@@ -49,23 +50,6 @@ export interface TickEnv {
   /** A user behind the plan with a long history: its items wait while the history is replayed off the lane. */
   park(lane: Lane, org: string, user: string, items: readonly LaneItem[], untilSeq: number): void;
   log(line: string): void;
-}
-
-/** An event of this tick that is not a retry: it gets a sequence and the transitions it caused. */
-export class FreshEvent {
-  seq = 0;
-  readonly transitions: LoggedTransition[] = [];
-  readonly engine: EngineEvent;
-  constructor(
-    readonly user: string,
-    readonly event: NewEvent,
-  ) {
-    this.engine = toEngineEvent(event);
-  }
-
-  toStored(): StoredEvent {
-    return toStoredEvent(this.user, this.event, this.seq);
-  }
 }
 
 export interface Step {
@@ -193,6 +177,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
       ticks.forEach((tick, i) => ops.push(...env.sizes.opsFor(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas)));
       if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
       ticks.forEach((tick, i) => commit(env, tick, (parts[i] as (typeof parts)[number]).deltas));
+      for (const tick of ticks) askEvictedOwn(env, tick);
     } finally {
       written();
     }
@@ -234,6 +219,21 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
 }
 
 /** A lane's part of a committed batch: counters before answers (D19), then the cache. */
+/**
+ * Users of a committed group evicted by the group's own cache sets (a cache smaller than a group) were skipped as in
+ * flight (pipeline.ts `evicted`): they are committed now, so their owner snapshots them (if dirty) and forgets them,
+ * like any evicted user.
+ */
+function askEvictedOwn(env: TickEnv, tick: LaneTick): void {
+  for (const work of tick.users.values()) {
+    const next = work.next;
+    if (next === undefined || env.cache.peek(work.key) === next) continue;
+    env.residents.ask(next, { encode: next.dirty, drop: true });
+    next.dirty = false;
+    tick.lane.flushWanted = true;
+  }
+}
+
 function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
   const { lane, users } = tick;
   env.sizes.apply(lane.partition, deltas);
@@ -246,24 +246,10 @@ function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
       env.residents.invalidate(work.partition, work.key);
     }
   }
-  env.recentIds.committed(clientIdsOf(tick));
+  env.recentIds.committed(clientIdsOf(tick.users.values()));
   for (const item of tick.active) answer(item, tick.stepOf.get(item) as { work: UserWork; index: number });
 }
 
-/** The client ids (not minted) of a committed tick's new events, with their stored records (D29). */
-function clientIdsOf(tick: LaneTick): (readonly [string, StoredEvent])[] {
-  const ids: (readonly [string, StoredEvent])[] = [];
-  for (const work of tick.users.values()) {
-    for (const step of work.steps) {
-      if (step.item.kind !== 'append') continue;
-      step.item.request.events.forEach((event, i) => {
-        const answer = step.answers[i];
-        if (event.minted !== true && answer instanceof FreshEvent) ids.push([clientIdKey(work.org, work.user, event.id), answer.toStored()]);
-      });
-    }
-  }
-  return ids;
-}
 
 /**
  * server/backfill/README.md: users behind the plan are caught up in this tick, deferred to the next one, or parked (their items
@@ -321,127 +307,6 @@ function workOf(users: Map<string, UserWork>, partition: number, org: string, us
   return work;
 }
 
-/**
- * D29: an id already stored for the user, or repeated earlier in this tick, answers that record; nothing is added.
- * Ids the server minted are not looked up; ids the route checked are looked up only among those committed since.
- */
-async function resolveRetries(env: TickEnv, users: Map<string, UserWork>): Promise<void> {
-  const ids = new Map<string, { org: string; user: string; id: string }>();
-  const stored = new Map<string, StoredEvent>();
-  for (const work of users.values()) {
-    for (const step of work.steps) {
-      if (step.item.kind !== 'append') continue;
-      for (const event of step.item.request.events) {
-        if (event.minted === true) continue;
-        const key = clientIdKey(work.org, work.user, event.id);
-        if (event.checked === undefined) ids.set(key, { org: work.org, user: work.user, id: event.id });
-        else {
-          const recent = env.recentIds.after(event.checked, key);
-          if (recent !== undefined) stored.set(key, recent);
-        }
-      }
-    }
-  }
-  if (ids.size > 0) for (const [key, record] of await findStoredIds(env.store, [...ids.values()])) stored.set(key, record);
-  for (const work of users.values()) {
-    const seen = new Map<string, FreshEvent>();
-    for (const step of work.steps) {
-      if (step.item.kind !== 'append') continue;
-      for (const event of step.item.request.events) {
-        const id = clientIdKey(work.org, work.user, event.id);
-        const known = stored.get(id) ?? seen.get(id);
-        if (known !== undefined) {
-          step.answers.push(known);
-          continue;
-        }
-        const fresh = new FreshEvent(work.user, event);
-        seen.set(id, fresh);
-        step.fresh.push(fresh);
-        step.answers.push(fresh);
-      }
-    }
-  }
-}
-
-/** Each user's state: resident in its owner (the cache, or an ask not sent yet names it), else loaded from the store. */
-async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>): Promise<void> {
-  await Promise.all(
-    [...users.values()].map(async (work) => {
-      let resident = env.cache.get(work.key);
-      if (resident === undefined) {
-        resident = env.residents.reclaim(lane.partition, work.key);
-        // Back in the cache, which says what the owners hold (a user whose items leave the tick stays resident).
-        if (resident !== undefined) env.cache.set(resident);
-      }
-      if (resident !== undefined) {
-        work.base = { ...resident };
-        work.resident = true;
-        return;
-      }
-      const loaded = await loadStoredState(env.store, work.org, work.user);
-      const dirty = loaded.replay.length > 0;
-      work.base = {
-        size: 0,
-        memberships: [],
-        seq: loaded.seq,
-        count: loaded.count,
-        mark: loaded.mark,
-        dirty,
-        unsnapshotted: loaded.replay.length,
-        dirtySince: dirty ? env.now() : 0,
-      };
-      work.loaded = loaded.bytes;
-      work.replay = loaded.replay;
-    }),
-  );
-}
-
-/**
- * Whether the user's state, if newer than its last snapshot after the tick, is snapshotted with the tick's batch:
- * after `snapshotEvery` events or `snapshotAfterMs`, and always after a re-evaluation or a catch-up (they change
- * state without an event) and for a user's first state when a cohort has a generation (it carries its mark):
- * recovery then neither loses nor repeats a count. Decided before the compute, which encodes only those states.
- */
-function snapshotDue(env: TickEnv, work: UserWork, plan: PlanInfo, now: number): boolean {
-  const added = work.steps.reduce((sum, step) => sum + step.fresh.length, 0);
-  const evaluates = work.steps.some((step) => step.item.kind === 'evaluate');
-  const first = work.base.count === 0 && plan.maxGen > 0;
-  const since = work.base.dirty ? work.base.dirtySince : now;
-  return (
-    evaluates ||
-    work.decision?.kind === 'inline' ||
-    first ||
-    work.base.unsnapshotted + added >= env.snapshotEvery ||
-    now - since >= env.snapshotAfterMs
-  );
-}
-
-/** The snapshot ops of the asks a group carried: stamped with what each entry covered when it was asked. */
-function carriedSnapshotOps(carried: readonly CarriedAsks[]): BatchOp[] {
-  const ops: BatchOp[] = [];
-  for (const { taken, bytes } of carried) {
-    taken.entries.forEach((entry, i) => {
-      const state = bytes[i];
-      if (state != null) ops.push(...userSnapshotOps(entry.org, entry.user, entry.seq, state, entry.count, entry.mark));
-    });
-  }
-  return ops;
-}
-
-/** A failed group's asks: states it made its owner forget stay forgotten; the others are dirty again. */
-function forgetCarried(env: TickEnv, carried: readonly CarriedAsks[]): void {
-  const now = env.now();
-  for (const { taken } of carried) {
-    taken.entries.forEach((entry, i) => {
-      const key = userKey(entry.org, entry.user);
-      if (taken.snapshots[i]?.drop === true) env.residents.invalidate(entry.partition, key);
-      else if (env.cache.peek(key) === entry && !entry.dirty) {
-        entry.dirty = true;
-        entry.dirtySince = now;
-      }
-    });
-  }
-}
 
 /** A user with no state and no new event has nothing to evaluate (E5): its answers are empty memberships. */
 export function needsCompute(work: UserWork): boolean {

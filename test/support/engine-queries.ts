@@ -1,12 +1,12 @@
 // Builders of validated query ASTs and events for the engine's tests (the validator is not needed to build them).
 
-import type { CohortDefinition, EngineEvent, SegmentContext, Transition } from '../api.js';
-import { EMPTY_CONTEXT } from '../api.js';
-import type { Clause, Condition, During, NumberComparison, Predicate, Query, Where } from '../query/ast.js';
-import { compilePlan } from '../plan/compile.js';
-import type { Plan } from '../plan/plan.js';
-import { segment } from './segment.js';
-import { newUserState, type UserState } from './user-state.js';
+import type { CohortDefinition, EngineEvent, SegmentContext, Transition } from '../../engine/api.js';
+import { EMPTY_CONTEXT } from '../../engine/api.js';
+import type { Clause, Condition, During, NumberComparison, Predicate, Query, Where } from '../../engine/query/ast.js';
+import { compilePlan } from '../../engine/plan/compile.js';
+import type { Plan } from '../../engine/plan/plan.js';
+import { segment } from '../../engine/state/segment.js';
+import { newUserState, type UserState } from '../../engine/state/user-state.js';
 
 export const T0 = Date.UTC(2026, 0, 1);
 export const SECOND = 1000;

@@ -1,10 +1,10 @@
 // Test helpers of the domain areas (identity, events, schemas): deterministic ids, a store that counts writes and a
 // dump of one organization's identity keys. Imported by tests only.
 
-import type { BatchOp, BatchOptions, RangeOptions, Store } from '../../store/contract.js';
-import { MemoryStore } from '../../store/memory.js';
-import { scanPrefix } from '../../store/layout.js';
-import { createRng } from '../../../test/differential/random.js';
+import type { BatchOp, BatchOptions, RangeOptions, Store } from '../../server/store/contract.js';
+import { MemoryStore } from '../../server/store/memory.js';
+import { scanPrefix } from '../../server/store/layout.js';
+import { createRng } from '../differential/random.js';
 
 /** UUID v4-shaped ids from a counter: `…-4000-8000-00000000000n`, distinct per `space`. */
 export function sequentialIds(space = 0): () => string {

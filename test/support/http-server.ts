@@ -2,8 +2,8 @@
 // status, headers and body exactly as sent.
 
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
-import { createHttpServer } from './server.js';
-import type { HttpServer, HttpServerOptions } from './types.js';
+import { createHttpServer } from '../../server/http/server.js';
+import type { HttpServer, HttpServerOptions } from '../../server/http/types.js';
 
 export interface RunningServer {
   readonly server: HttpServer;

@@ -2,9 +2,9 @@
 // tenancy and cohort tests.  Org A: root R -> C1 -> G, R -> C2.  Org B: root B.
 
 import { randomUUID } from 'node:crypto';
-import type { Store } from '../../store/contract.js';
-import { Tenancy } from './tenancy.js';
-import type { CreatedKey, InitializedOrganization, Principal, Workspace } from './types.js';
+import type { Store } from '../../server/store/contract.js';
+import { Tenancy } from '../../server/domain/tenancy/tenancy.js';
+import type { CreatedKey, InitializedOrganization, Principal, Workspace } from '../../server/domain/tenancy/types.js';
 
 export interface TenancyFixture {
   readonly tenancy: Tenancy;

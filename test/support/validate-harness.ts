@@ -1,8 +1,8 @@
 // Test helpers for the validator's tests: run validateQuery and pull out the problem paths, the AST or one clause.
 
-import type { Clause, Condition, Query, Where } from '../ast.js';
-import type { QueryProblem } from '../../api.js';
-import { validateQuery } from '../validate.js';
+import type { Clause, Condition, Query, Where } from '../../engine/query/ast.js';
+import type { QueryProblem } from '../../engine/api.js';
+import { validateQuery } from '../../engine/query/validate.js';
 
 export function problemsOf(json: unknown, root?: string): readonly QueryProblem[] {
   const result = validateQuery(json, root);

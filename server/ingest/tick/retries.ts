@@ -1,0 +1,83 @@
+// D29 in a tick: which events are retries of stored (or just committed) ones and which are fresh: a fresh event gets
+// its sequence and the transitions it caused later; a committed tick reports its client ids to the window of ids a
+// route's outstanding lookup cannot have seen (recent-ids.ts).
+
+import type { EngineEvent } from '../../../engine/api.js';
+import { toEngineEvent, toStoredEvent, type LoggedTransition, type NewEvent, type StoredEvent } from '../../domain/events/index.js';
+import { clientIdKey } from '../../domain/events/keys.js';
+import { findStoredIds } from '../state/load.js';
+import type { TickEnv, UserWork } from './tick.js';
+
+/** An event of this tick that is not a retry: it gets a sequence and the transitions it caused. */
+export class FreshEvent {
+  seq = 0;
+  readonly transitions: LoggedTransition[] = [];
+  readonly engine: EngineEvent;
+  constructor(
+    readonly user: string,
+    readonly event: NewEvent,
+  ) {
+    this.engine = toEngineEvent(event);
+  }
+
+  toStored(): StoredEvent {
+    return toStoredEvent(this.user, this.event, this.seq);
+  }
+}
+
+/**
+ * D29: an id already stored for the user, or repeated earlier in this tick, answers that record; nothing is added.
+ * Ids the server minted are not looked up; ids the route checked are looked up only among those committed since.
+ */
+export async function resolveRetries(env: TickEnv, users: Map<string, UserWork>): Promise<void> {
+  const ids = new Map<string, { org: string; user: string; id: string }>();
+  const stored = new Map<string, StoredEvent>();
+  for (const work of users.values()) {
+    for (const step of work.steps) {
+      if (step.item.kind !== 'append') continue;
+      for (const event of step.item.request.events) {
+        if (event.minted === true) continue;
+        const key = clientIdKey(work.org, work.user, event.id);
+        if (event.checked === undefined) ids.set(key, { org: work.org, user: work.user, id: event.id });
+        else {
+          const recent = env.recentIds.after(event.checked, key);
+          if (recent !== undefined) stored.set(key, recent);
+        }
+      }
+    }
+  }
+  if (ids.size > 0) for (const [key, record] of await findStoredIds(env.store, [...ids.values()])) stored.set(key, record);
+  for (const work of users.values()) {
+    const seen = new Map<string, FreshEvent>();
+    for (const step of work.steps) {
+      if (step.item.kind !== 'append') continue;
+      for (const event of step.item.request.events) {
+        const id = clientIdKey(work.org, work.user, event.id);
+        const known = stored.get(id) ?? seen.get(id);
+        if (known !== undefined) {
+          step.answers.push(known);
+          continue;
+        }
+        const fresh = new FreshEvent(work.user, event);
+        seen.set(id, fresh);
+        step.fresh.push(fresh);
+        step.answers.push(fresh);
+      }
+    }
+  }
+}
+
+/** The client ids (not minted) of a committed tick's new events, with their stored records (D29). */
+export function clientIdsOf(users: Iterable<UserWork>): (readonly [string, StoredEvent])[] {
+  const ids: (readonly [string, StoredEvent])[] = [];
+  for (const work of users) {
+    for (const step of work.steps) {
+      if (step.item.kind !== 'append') continue;
+      step.item.request.events.forEach((event, i) => {
+        const answer = step.answers[i];
+        if (event.minted !== true && answer instanceof FreshEvent) ids.push([clientIdKey(work.org, work.user, event.id), answer.toStored()]);
+      });
+    }
+  }
+  return ids;
+}
