@@ -10,7 +10,7 @@ import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliProcess, tempDir } from '../support/processes.js';
-import { call, listeningUrl, serve, type WireEvent } from './support-crash.js';
+import { call, listeningUrl, serve, streamUntilKill, type WireEvent } from './support-crash.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -60,34 +60,15 @@ describe('kill -9 under load with resident states, two owners and a small state 
     }
 
     const users = Array.from({ length: USERS }, () => randomUUID());
-    const acknowledged = new Map<string, WireEvent>();
-    let next = 0;
-    let killed = false;
-    let inFlight = 0;
-    let inFlightAtKill = 0;
-    const stream = async (): Promise<void> => {
-      // Bounded in count: the kill comes at ACKS_BEFORE_KILL, long before this many calls.
-      while (!killed && next < ACKS_BEFORE_KILL * 4) {
-        const index = next++;
-        const body = { id: randomUUID(), user_id: users[(index * 31) % USERS] as string, name: nameOf(index), properties: { n: index } };
-        inFlight++;
-        try {
-          const answer = await call(firstAgent, firstUrl, 'POST', '/v2.0/events', keys.public_key, body);
-          expect(answer.status).toBe(200);
-          acknowledged.set(body.id, answer.body as WireEvent);
-          if (acknowledged.size === ACKS_BEFORE_KILL && !killed) {
-            killed = true;
-            inFlightAtKill = inFlight - 1;
-            first.child.kill('SIGKILL');
-          }
-        } catch (error) {
-          if (!killed) throw error; // only requests cut off by the kill may fail
-        } finally {
-          inFlight--;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, stream));
+    const { acknowledged, calls, inFlightAtKill } = await streamUntilKill({
+      agent: firstAgent,
+      url: firstUrl,
+      key: keys.public_key,
+      server: first,
+      concurrency: CONCURRENCY,
+      acksBeforeKill: ACKS_BEFORE_KILL,
+      body: (index) => ({ id: randomUUID(), user_id: users[(index * 31) % USERS] as string, name: nameOf(index), properties: { n: index } }),
+    });
     expect((await first.exited).signal).toBe('SIGKILL');
     expect(inFlightAtKill).toBeGreaterThan(0);
 
@@ -114,7 +95,7 @@ describe('kill -9 under load with resident states, two owners and a small state 
       expect((read.body as { cohorts: string[] }).cohorts.map(Number).sort((a, b) => a - b), `memberships of ${user}`).toEqual(expected.map((i) => codes[i]));
     }
     for (const [id, record] of acknowledged) expect(stored.get(id), `acknowledged event ${id}`).toEqual(record);
-    expect(stored.size).toBeLessThanOrEqual(next);
+    expect(stored.size).toBeLessThanOrEqual(calls);
     for (const [i, id] of ids.entries()) {
       const cohort = await call(agent, secondUrl, 'GET', `/cohorts-api/v2/cohorts/${id}`, keys.private_key);
       expect(cohort.status).toBe(200);

@@ -8,7 +8,7 @@ import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliProcess, tempDir } from '../support/processes.js';
-import { call, listeningUrl, serve, type WireEvent } from './support-crash.js';
+import { call, listeningUrl, serve, streamUntilKill, type WireEvent } from './support-crash.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -43,34 +43,15 @@ describe('kill -9 during a stream of track calls', () => {
     if (cohortsRouted) expect(created.status).toBe(201);
     const cohortId = cohortsRouted ? (created.body as { id: string }).id : undefined;
 
-    const acknowledged = new Map<string, WireEvent>();
-    let next = 0;
-    let killed = false;
-    let inFlight = 0;
-    let inFlightAtKill = 0;
-    const stream = async () => {
-      while (!killed) {
-        const index = next++;
-        const user = users[schedule[index % schedule.length] as number] as string;
-        const body = { id: randomUUID(), user_id: user, name: 'Pageview', properties: { n: index } };
-        inFlight++;
-        try {
-          const answer = await call(firstAgent, firstUrl, 'POST', '/v2.0/events', keys.public_key, body);
-          expect(answer.status).toBe(200);
-          acknowledged.set(body.id, answer.body as WireEvent);
-          if (acknowledged.size === ACKS_BEFORE_KILL && !killed) {
-            killed = true;
-            inFlightAtKill = inFlight - 1;
-            first.child.kill('SIGKILL');
-          }
-        } catch (error) {
-          if (!killed) throw error; // only requests cut off by the kill may fail
-        } finally {
-          inFlight--;
-        }
-      }
-    };
-    await Promise.all(Array.from({ length: CONCURRENCY }, stream));
+    const { acknowledged, calls: next, inFlightAtKill } = await streamUntilKill({
+      agent: firstAgent,
+      url: firstUrl,
+      key: keys.public_key,
+      server: first,
+      concurrency: CONCURRENCY,
+      acksBeforeKill: ACKS_BEFORE_KILL,
+      body: (index) => ({ id: randomUUID(), user_id: users[schedule[index % schedule.length] as number] as string, name: 'Pageview', properties: { n: index } }),
+    });
     expect((await first.exited).signal).toBe('SIGKILL');
     expect(inFlightAtKill).toBeGreaterThan(0);
     expect(acknowledged.size).toBeGreaterThanOrEqual(ACKS_BEFORE_KILL);

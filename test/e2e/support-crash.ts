@@ -3,6 +3,7 @@
 // call through a keep-alive agent.
 
 import { Agent, request as httpRequest } from 'node:http';
+import { expect } from 'vitest';
 import { startCli, type RunningCli } from '../support/processes.js';
 
 export interface Answer {
@@ -63,3 +64,59 @@ export function call(agent: Agent, base: URL, method: string, path: string, key:
   });
 }
 
+
+export interface StreamUntilKill {
+  readonly agent: Agent;
+  readonly url: URL;
+  readonly key: string;
+  /** The server to SIGKILL once `acksBeforeKill` calls were acknowledged. */
+  readonly server: RunningCli;
+  readonly concurrency: number;
+  readonly acksBeforeKill: number;
+  /** The track body of the index-th call (its `id` names the acknowledgement). */
+  body(index: number): { readonly id: string } & Record<string, unknown>;
+}
+
+export interface StreamOutcome {
+  /** Acknowledged records by event id. */
+  readonly acknowledged: Map<string, WireEvent>;
+  /** Calls started. */
+  readonly calls: number;
+  /** Calls in flight when the kill was sent, besides the one whose answer triggered it. */
+  readonly inFlightAtKill: number;
+}
+
+/**
+ * Streams track calls from `concurrency` loops and SIGKILLs the server right after the `acksBeforeKill`-th
+ * acknowledgement while others are in flight; only calls cut off by the kill may fail. Bounded in count: the loops
+ * stop at four times `acksBeforeKill` calls if the kill never comes.
+ */
+export async function streamUntilKill(options: StreamUntilKill): Promise<StreamOutcome> {
+  const acknowledged = new Map<string, WireEvent>();
+  let next = 0;
+  let killed = false;
+  let inFlight = 0;
+  let inFlightAtKill = 0;
+  const stream = async (): Promise<void> => {
+    while (!killed && next < options.acksBeforeKill * 4) {
+      const body = options.body(next++);
+      inFlight++;
+      try {
+        const answer = await call(options.agent, options.url, 'POST', '/v2.0/events', options.key, body);
+        expect(answer.status).toBe(200);
+        acknowledged.set(body.id, answer.body as WireEvent);
+        if (acknowledged.size === options.acksBeforeKill && !killed) {
+          killed = true;
+          inFlightAtKill = inFlight - 1;
+          options.server.child.kill('SIGKILL');
+        }
+      } catch (error) {
+        if (!killed) throw error; // only requests cut off by the kill may fail
+      } finally {
+        inFlight--;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: options.concurrency }, stream));
+  return { acknowledged, calls: next, inFlightAtKill };
+}
