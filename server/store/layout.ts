@@ -29,6 +29,14 @@
 //                                                         its log seq; mark = plan version caught up to (server/backfill)
 //              sz!{org}!{code}!{partition}                [generation, count]: live audience size of a cohort within one
 //                                                         partition (D19; the sum over partitions; server/ingest/tick/sizes.ts)
+// reactions    r!{org}!{reactionId}                       reaction record with its signing secret (D37)
+//              od!{reactionId}!{seq}                      delivery record (body, status, attempts), seq = global outbox
+//                                                         sequence (commit order; id dlv_{seq}); server/domain/reactions
+//              oq!{reactionId}!{seq}                      pending delivery queue (value: user id, per-user order)
+//              os                                         last outbox sequence taken (once per batch that took one)
+//              t!{cursor}                                 global transitions log in commit order (D38 stream cursors)
+//              tc                                         last transitions-log cursor taken (once per batch)
+//              dl!{partition}!{time}!{org}!{user}         D36 deadline index: user due for re-evaluation at time
 // backfill     bf!{org}                                   sweep cursor of an organization (resumable, server/backfill)
 //              om!{org}!{code}!{user}                     member of an offline cohort (D20)
 //              oc!{org}!{code}                            last computed result of an offline cohort (size, time)
