@@ -66,7 +66,7 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
       touched.add(partition);
       const record = { id: randomUUID(), user_id: user, name: body.name, time: new Date(timeMs).toISOString(), timeMs, properties: body.properties };
       if (layout === 'previous') ops.push(...previousOps(partition, seq, org, record));
-      else ops.push(...eventOps({ partition, org, event: { ...record, seq }, transitions: [] }));
+      else ops.push(...eventOps({ org, event: { ...record, seq } }));
     }
     if (layout === 'current') for (const partition of touched) ops.push(...partitionSeqOps(partition, seqs[partition] as number));
     puts += ops.length;

@@ -5,10 +5,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createRng, randomEvents, randomQuery, type Rng } from '../../test/differential/generate.js';
 import type { ReferenceCohort } from '../../test/reference/index.js';
-import { readPartitionLog } from '../domain/events/index.js';
-import type { LogEntry } from '../domain/events/index.js';
+import { readTransitionLog } from '../domain/reactions/log.js';
+import type { TransitionLogEntry } from '../domain/reactions/contract.js';
 import type { Cohort } from '../domain/cohorts/index.js';
-import type { ReplayableTransition } from '../ingest/tick/ops.js';
 import { harnessDir, openHarness, referenceAudiences, storedHistory, type Harness, type HarnessDir } from '../../test/support/backfill-harness.js';
 import { sweepKey } from './keys.js';
 
@@ -66,15 +65,15 @@ async function expectExact(h: Harness, users: readonly string[], cohorts: readon
 
 const referenceOf = (cohort: Cohort, inactive = false): ReferenceCohort => ({ code: cohort.code, query: cohort.query, inactive });
 
-/** Every logged transition of the data directory, with whether it came with an event. */
-async function loggedTransitions(h: Harness): Promise<{ withEvent: ReplayableTransition[]; alone: ReplayableTransition[] }> {
-  const withEvent: ReplayableTransition[] = [];
-  const alone: ReplayableTransition[] = [];
-  for (let p = 0; p < 16; p++) {
-    for await (const { entry } of readPartitionLog<ReplayableTransition>(h.store, p)) {
-      const log = entry as LogEntry<ReplayableTransition>;
-      (log.kind === 'event' ? withEvent : alone).push(...log.transitions);
-    }
+type Logged = TransitionLogEntry['transitions'][number] & { replay?: true };
+
+/** Every logged transition of the data directory: with an event, or alone (catch-ups, marked replay). */
+async function loggedTransitions(h: Harness): Promise<{ withEvent: Logged[]; alone: Logged[] }> {
+  const withEvent: Logged[] = [];
+  const alone: Logged[] = [];
+  for await (const { entry } of readTransitionLog(h.store)) {
+    const list = entry.event_id !== null ? withEvent : alone;
+    for (const t of entry.transitions) list.push({ ...t, ...(entry.replay === true ? { replay: true } : {}) });
   }
   return { withEvent, alone };
 }

@@ -2,7 +2,8 @@
 // exact memberships and sizes (D19), safe retries (D29), plan changes, close, overload and failed commits.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { lastSeq, partitionOf as partitionIndex, readPartitionLog, readUserEvents, replayUserEvents } from '../domain/events/index.js';
+import { lastSeq, partitionOf as partitionIndex, readUserEvents, replayUserEvents } from '../domain/events/index.js';
+import { readTransitionLog } from '../domain/reactions/log.js';
 import type { StoredEvent } from '../domain/events/index.js';
 import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
@@ -57,11 +58,13 @@ describe('durability', () => {
       const stored = await readUserEvents(reopened, ORG, U1);
       expect(stored.map((e) => e.id)).toEqual([eventId(1), eventId(2)]);
       expect(stored[0]).toEqual(first.events[0]);
-      // The log holds the transitions, at the sequence of the event that caused them; an event without any has no
-      // entry, and the partition's last sequence is kept apart (server/store/layout.ts).
+      // The transitions log holds the transitions with the id of the event that caused them; an event without any has
+      // no entry, and the partition's last sequence is kept apart (server/store/layout.ts).
       const partition = partitionIndex(ORG, U1, pipeline.partitions);
-      const log = await collect(readPartitionLog(reopened, partition));
-      expect(log).toEqual([{ seq: first.events[0]?.seq, entry: { kind: 'event', org: ORG, user: U1, transitions: [{ cohort: 2, kind: 'entered', time: T0 + 1000 }] } }]);
+      const log = await collect(readTransitionLog(reopened));
+      expect(log).toEqual([
+        { cursor: 1, entry: { org: ORG, user: U1, event_id: eventId(1), transitions: [{ cohort: 2, kind: 'entered', time: T0 + 1000 }], at: expect.any(Number) } },
+      ]);
       expect(await lastSeq(reopened, partition)).toBe(second.events[0]?.seq);
     } finally {
       await reopened.close();
@@ -86,11 +89,9 @@ describe('bursts: arrival order and exact counts (E1, D19)', () => {
     expect(results.map((r) => r.events[0]?.seq)).toEqual(stored.map((e) => e.seq));
     expect(results[998]?.memberships).toEqual([]);
     expect(results[999]?.memberships).toEqual([1]);
-    const log = await collect(readPartitionLog(store, partitionIndex(ORG, U1, pipeline.partitions)));
-    const withTransitions = log.filter((r) => r.entry.kind === 'event' && r.entry.transitions.length > 0);
-    expect(withTransitions).toHaveLength(1);
+    const log = await collect(readTransitionLog(store));
     expect(log).toHaveLength(1);
-    expect(withTransitions[0]).toMatchObject({ seq: results[999]?.events[0]?.seq, entry: { user: U1, transitions: [{ cohort: 1, kind: 'entered' }] } });
+    expect(log[0]).toMatchObject({ entry: { user: U1, event_id: results[999]?.events[0]?.id, transitions: [{ cohort: 1, kind: 'entered' }] } });
     expect(pipeline.audienceSize(ORG, 1)).toBe(1);
     expect(await pipeline.membershipsOf(ORG, U1)).toEqual([1]);
   });

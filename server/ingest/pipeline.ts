@@ -24,6 +24,8 @@ import { GroupScheduler } from './lanes/groups.js';
 import type { TickEnv } from './tick/tick.js';
 import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PlanSource } from './types.js';
 import { partitionOf } from '../domain/events/index.js';
+import type { ReactionLookup } from '../domain/reactions/contract.js';
+import { loadCursors, type Committed, type Cursors } from './tick/commit-log.js';
 
 export interface IngestOptions {
   readonly store: Store;
@@ -58,6 +60,8 @@ export interface IngestOptions {
   readonly catchUpsPerTick?: number;
   /** Events per chunk of an off-lane history replay (default 2,000). */
   readonly historyChunk?: number;
+  /** D37: which reactions a transition or page load fires (their deliveries join the same batch); none: no outbox. */
+  readonly reactions?: ReactionLookup;
 }
 
 export const DEFAULT_PARTITIONS = 16;
@@ -76,7 +80,8 @@ export async function openIngestPipeline(options: IngestOptions): Promise<Pipeli
   const sizes = await AudienceSizes.load(options.store);
   const lastSeqs: number[] = [];
   for (let p = 0; p < partitions; p++) lastSeqs.push(await lastSeq(options.store, p));
-  return new Pipeline(options, partitions, sizes, lastSeqs);
+  const cursors = await loadCursors((key) => options.store.get(key));
+  return new Pipeline(options, partitions, sizes, lastSeqs, cursors);
 }
 
 async function resolvePartitions(store: Store, wanted: number): Promise<number> {
@@ -107,8 +112,9 @@ export class Pipeline implements IngestPipeline {
   private readonly history: HistoryDeps;
   private readonly scheduler: GroupScheduler;
   private closing: Promise<void> | undefined;
+  private readonly listeners: ((outcome: Committed) => void)[] = [];
 
-  constructor(options: IngestOptions, partitions: number, sizes: AudienceSizes, lastSeqs: readonly number[]) {
+  constructor(options: IngestOptions, partitions: number, sizes: AudienceSizes, lastSeqs: readonly number[], cursors: Cursors = { log: 0, outbox: 0 }) {
     this.partitions = partitions;
     this.sizes = sizes;
     this.plans = options.plans;
@@ -145,6 +151,11 @@ export class Pipeline implements IngestPipeline {
       contextOf: (org, user): Promise<SegmentContext> => this.contexts.contextFor(org, user),
       log,
       writes: { tail: Promise.resolve() },
+      cursors,
+      reactions: options.reactions,
+      committed: (outcome) => {
+        for (const listener of this.listeners) listener(outcome);
+      },
     };
     this.scheduler = new GroupScheduler(this.env, this.catchUpsPerTick);
     this.sweepTimer = setInterval(() => this.sweepDirty(), Math.max(1000, Math.min(this.snapshotAfterMs, 60_000)));
@@ -164,6 +175,10 @@ export class Pipeline implements IngestPipeline {
       return Promise.reject(new ServiceError(5000, 'The service is overloaded; retry.', undefined, 503));
     }
     return new Promise((resolve, reject) => this.enqueue(lane, { kind: 'append', request, resolve, reject }, weight));
+  }
+
+  onCommitted(listener: (outcome: Committed) => void): void {
+    this.listeners.push(listener);
   }
 
   holdRecentIds(): RecentIdsHold {

@@ -7,6 +7,7 @@ import type { CohortDefinition, SegmentContext } from '../../engine/api.js';
 import type { ReplayPlan, ReplayedUser } from '../backfill/history.js';
 import type { PlanInfo } from './plan-info.js';
 import type { RecentIdsHold } from './tick/recent-ids.js';
+import type { Committed } from './tick/commit-log.js';
 
 /** An event ready to append (the server's one event model: server/domain/events/record.ts). */
 export type { NewEvent } from '../domain/events/index.js';
@@ -73,6 +74,11 @@ export interface IngestPipeline {
   settled(): Promise<void>;
   /** Replays the users' stored histories through `plan` off the lanes (offline cohorts, D20). */
   replayHistories(plan: ReplayPlan, org: string, users: readonly string[], shouldStop?: () => boolean): Promise<ReplayedUser[]>;
+  /**
+   * Called after each committed batch, in commit order, with its transitions-log entries, the reactions that got
+   * new deliveries and the deadlines it indexed (D36–D38). A listener must not throw or block.
+   */
+  onCommitted(listener: (outcome: Committed) => void): void;
   /** Graceful stop: finishes queued work, writes snapshots, stops the workers. The store stays open. */
   close(): Promise<void>;
 }

@@ -4,13 +4,12 @@
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/contract.js';
 import { MemoryStore } from '../../store/memory.js';
-import { eventOps, partitionSeqOps, snapshotOps, transitionOps } from './ops.js';
+import { eventOps, partitionSeqOps, snapshotOps } from './ops.js';
 import { logKey, partitionOf } from './keys.js';
 import {
   findByClientId,
   hasEvents,
   lastSeq,
-  readPartitionLog,
   readSnapshot,
   readUserEventPage,
   readUserEvents,
@@ -52,7 +51,7 @@ async function track(events: Array<{ org?: string; event: EventRecord; partition
     const seq = (nextSeq.get(partition) ?? 0) + 1;
     nextSeq.set(partition, seq);
     seqs.push(seq);
-    ops.push(...eventOps({ partition, org, event: stored(event, seq) }), ...partitionSeqOps(partition, seq));
+    ops.push(...eventOps({ org, event: stored(event, seq) }), ...partitionSeqOps(partition, seq));
   }
   await store.batch(ops);
   return seqs;
@@ -187,40 +186,7 @@ describe('findByClientId (D29 safe retries)', () => {
   });
 });
 
-describe('partition log (recovery)', () => {
-  it('reads entries after a sequence, with their transitions, one partition only', async () => {
-    await store.batch([
-      ...eventOps({ partition: 1, org: ORG, event: stored(record(U1, 1, T0), 1) }),
-      ...eventOps({
-        partition: 1,
-        org: ORG,
-        event: stored(record(U1, 2, T0 + 1), 2),
-        transitions: [{ cohort: 7, kind: 'entered', time: T0 + 1 }],
-      }),
-      ...transitionOps(1, 3, ORG, U1, [{ cohort: 7, kind: 'exited', time: T0 + 2 }]),
-      ...eventOps({ partition: 16, org: ORG, event: stored(record(U2, 3, T0), 1) }),
-    ]);
-    const after1 = await collect(readPartitionLog(store, 1, 1));
-    expect(after1.map((item) => item.seq)).toEqual([2, 3]);
-    // The event's entry points at it by its sequence (the record is stored once, under e!).
-    expect(after1[0]?.entry).toEqual({
-      kind: 'event',
-      org: ORG,
-      user: U1,
-      transitions: [{ cohort: 7, kind: 'entered', time: T0 + 1 }],
-    });
-    expect(after1[1]?.entry).toEqual({
-      kind: 'transitions',
-      org: ORG,
-      user: U1,
-      transitions: [{ cohort: 7, kind: 'exited', time: T0 + 2 }],
-    });
-    // Events that moved nobody have no log entry.
-    expect((await collect(readPartitionLog(store, 1))).map((item) => item.seq)).toEqual([2, 3]);
-    expect(await collect(readPartitionLog(store, 16))).toEqual([]);
-    expect(await collect(readPartitionLog(store, 1, 3))).toEqual([]);
-  });
-
+describe('partition sequences (recovery)', () => {
   it('lastSeq of a data directory written before ps! is its last log key; with both, the larger', async () => {
     // Before this layout every event had a log entry and there was no ps! key.
     await store.batch([{ type: 'put', key: logKey(3, 41), value: { kind: 'transitions', org: ORG, user: U1, transitions: [] } }]);

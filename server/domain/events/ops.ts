@@ -4,21 +4,17 @@
 import type { BatchOp } from '../../store/contract.js';
 import {
   clientIdKey,
-  logKey,
   partitionSeqKey,
   snapshotKey,
   timeIndexKey,
   userEventKey,
 } from './keys.js';
-import type { EventRecord, LogEntry, LoggedTransition, StoredEvent } from './record.js';
+import type { StoredEvent } from './record.js';
 
-export interface EventEntry<T = LoggedTransition> {
-  readonly partition: number;
+export interface EventEntry {
   readonly org: string;
   /** The stored event: its `seq` is the next sequence of the partition (1, 2, ...), which the partition owner assigns. */
   readonly event: StoredEvent;
-  /** The membership changes this event caused. */
-  readonly transitions?: readonly T[];
 }
 
 /** A user's engine state as snapshotted: the state and the partition log sequence it covers. */
@@ -29,43 +25,25 @@ export interface Snapshot<S = unknown> {
 
 
 /**
- * The writes of one event (server/store/layout.ts has the reasoning): the record once, under the per-user arrival
+ * The writes of one event (server/store/README.md has the reasoning): the record once, under the per-user arrival
  * index `e!` (replays after a snapshot's sequence, retries); the time index `et!` (reads by time with ties, D29,
  * D39) and the event id `ei!` (safe retries, D29: every id, so a retry is found whether the id was the client's or
- * ours); and a partition log entry `l!` only when the event moved the user in or out of a cohort (its transitions,
- * pointing at the event by sequence). The partition's last sequence is written once per batch (`partitionSeqOps`).
+ * ours). The transitions it caused go to the global transitions log (server/ingest/tick/commit-log.ts); the
+ * partition's last sequence is written once per batch (`partitionSeqOps`).
  */
-export function eventOps<T = LoggedTransition>(entry: EventEntry<T>): BatchOp[] {
-  const { partition, org, event: stored } = entry;
+export function eventOps(entry: EventEntry): BatchOp[] {
+  const { org, event: stored } = entry;
   const { seq, user_id: user, timeMs, id } = stored;
-  const ops: BatchOp[] = [
+  return [
     { type: 'put', key: userEventKey(org, user, seq), value: stored },
     { type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq },
     { type: 'put', key: clientIdKey(org, user, id), value: seq },
   ];
-  const transitions = entry.transitions ?? [];
-  if (transitions.length > 0) {
-    const log: LogEntry<T> = { kind: 'event', org, user, transitions };
-    ops.push({ type: 'put', key: logKey(partition, seq), value: log });
-  }
-  return ops;
 }
 
 /** The last sequence a batch took in a partition (`ps!`): where the partition's sequences go on after a restart. */
 export function partitionSeqOps(partition: number, seq: number): BatchOp[] {
   return [{ type: 'put', key: partitionSeqKey(partition), value: seq }];
-}
-
-/** A log entry of transitions without a new event (e.g. a backfill after a cohort change). */
-export function transitionOps<T = LoggedTransition>(
-  partition: number,
-  seq: number,
-  org: string,
-  user: string,
-  transitions: readonly T[],
-): BatchOp[] {
-  const log: LogEntry<T> = { kind: 'transitions', org, user, transitions };
-  return [{ type: 'put', key: logKey(partition, seq), value: log }];
 }
 
 /** A user's state snapshot `s!`, stamped with the log sequence it covers. */

@@ -14,12 +14,12 @@ import { eventOps, partitionSeqOps, snapshotOps } from './ops.js';
 import {
   findByClientId,
   lastSeq,
-  readPartitionLog,
   readSnapshot,
   readUserEvents,
   replayUserEvents,
 } from './read.js';
 import { toWireRecord } from './record.js';
+import { readTransitionLog } from '../reactions/log.js';
 import { buildEventRecord, validateTrackBody } from './validate.js';
 import { partitionOf } from './keys.js';
 
@@ -80,7 +80,7 @@ describe('restart over LevelDB', () => {
       const partition = partitionOf(ORG, userId, PARTITIONS);
       const seq = (seqs.get(partition) ?? 0) + 1;
       seqs.set(partition, seq);
-      await store.batch([...eventOps({ partition, org: ORG, event: { ...record, seq, timeMs: input.timeMs } }), ...partitionSeqOps(partition, seq), ...schemaOps]);
+      await store.batch([...eventOps({ org: ORG, event: { ...record, seq, timeMs: input.timeMs } }), ...partitionSeqOps(partition, seq), ...schemaOps]);
       written.push(record);
     }
     const home = partitionOf(ORG, anonymous, PARTITIONS);
@@ -108,8 +108,8 @@ describe('restart over LevelDB', () => {
         properties: { url: '/b', tags: ['x'], $document: { id: 'd' } },
       });
       expect(await lastSeq(reopened, home)).toBe(seqs.get(home));
-      // No event here moved anyone: the partition log is empty (server/store/layout.ts), its sequence is kept apart.
-      expect(await collect(readPartitionLog(reopened, home))).toEqual([]);
+      // No event here moved anyone: the transitions log is empty (server/store/layout.ts), the sequence is kept apart.
+      expect(await collect(readTransitionLog(reopened))).toEqual([]);
       expect(await readSnapshot(reopened, ORG, anonymous)).toEqual({ seq: 2, state: { memberships: [1] } });
 
       const registry = new SchemaRegistry(reopened);

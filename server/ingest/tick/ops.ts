@@ -1,21 +1,18 @@
-// A lane's part of a committed group's batch: events with their transitions (sequences continue the partition log),
-// extra ops, catch-up and re-evaluation transitions (catch-ups logged `replay: true`, server/backfill/README.md), the
-// size counter deltas per cohort generation (D19; their writes are added at write time, tick.ts) and the snapshots
-// now due (encoded by the owners, tick.ts `snapshotDue`); plus each user's next cache entry.
+// A lane's part of a committed group's batch: events (sequences continue the partition's), their transitions and
+// the catch-up and re-evaluation ones in the global transitions log with the reactions' outbox (commit-log.ts;
+// catch-ups logged `replay: true`, server/backfill/README.md), the deadline index (D36), the size counter deltas per
+// cohort generation (D19; their writes are added at write time, tick.ts) and the snapshots now due (encoded by the
+// owners, tick.ts `snapshotDue`); plus each user's next cache entry.
 
 import type { BatchOp } from '../../store/contract.js';
-import { eventOps, partitionSeqOps, transitionOps } from '../../domain/events/index.js';
+import { eventOps, partitionSeqOps } from '../../domain/events/index.js';
 import type { LoggedTransition } from '../../domain/events/index.js';
+import type { CommitLog } from './commit-log.js';
 import type { Lane, LaneItem } from '../lanes/lane.js';
 import { userSnapshotOps } from '../state/load.js';
 import type { PlanInfo } from '../plan-info.js';
 import { SizeDeltas } from './sizes.js';
 import type { Step, StepOf, TickEnv, UserWork } from './tick.js';
-
-/** A transition in the partition log; `replay` marks a catch-up's (not live behaviour, server/backfill/README.md). */
-export interface ReplayableTransition extends LoggedTransition {
-  readonly replay?: true;
-}
 
 export function buildOps(
   env: TickEnv,
@@ -24,6 +21,7 @@ export function buildOps(
   stepOf: StepOf,
   users: Map<string, UserWork>,
   plans: ReadonlyMap<string, PlanInfo>,
+  log: CommitLog,
 ): { ops: BatchOp[]; seq: number; deltas: SizeDeltas } {
   const partition = lane.partition;
   const ops: BatchOp[] = [];
@@ -40,17 +38,27 @@ export function buildOps(
     const caughtUp = work.result?.caughtUp;
     if (caughtUp !== undefined && caughtUp.length > 0 && !logged.has(work)) {
       logged.add(work);
-      seq += 1;
-      const replayed = caughtUp.map((t): ReplayableTransition => ({ cohort: t.cohort, kind: t.kind, time: t.time, replay: true }));
-      ops.push(...transitionOps(partition, seq, work.org, work.user, replayed));
+      log.transitions(work.org, work.user, null, caughtUp, true);
     }
     if (item.kind === 'append') {
       for (const transition of result?.transitions ?? []) {
         step.fresh[transition.eventIndex]?.transitions.push({ cohort: transition.cohort, kind: transition.kind, time: transition.time });
       }
+      // D37 every_time: who the user was in before each event (before the step, then each event's transitions).
+      const member = log.wantsPageviews(work.org)
+        ? new Set(index === 0 ? (work.result?.current ?? []) : (work.result?.steps[index - 1]?.memberships ?? []))
+        : undefined;
       for (const fresh of step.fresh) {
         fresh.seq = ++seq;
-        ops.push(...eventOps({ partition, org: work.org, event: fresh.toStored(), transitions: fresh.transitions }));
+        const stored = fresh.toStored();
+        ops.push(...eventOps({ org: work.org, event: stored }));
+        if (member !== undefined) log.pageview(work.org, work.user, stored.name, stored.id, stored.timeMs, member);
+        log.transitions(work.org, work.user, stored.id, fresh.transitions);
+        if (member === undefined) continue;
+        for (const t of fresh.transitions) {
+          if (t.kind === 'entered') member.add(t.cohort);
+          else member.delete(t.cohort);
+        }
       }
       if (step.fresh.length > 0) {
         seqOf.set(work, seq);
@@ -59,12 +67,8 @@ export function buildOps(
       if (item.request.extraOps !== undefined) ops.push(...item.request.extraOps);
     } else if (item.kind === 'evaluate' && work.result !== undefined && work.result.count > 0) {
       work.evaluated = true;
-      const transitions = result?.transitions ?? [];
-      if (transitions.length > 0) {
-        seq += 1;
-        const entries = transitions.map((t): LoggedTransition => ({ cohort: t.cohort, kind: t.kind, time: t.time }));
-        ops.push(...transitionOps(partition, seq, work.org, work.user, entries));
-      }
+      const transitions = (result?.transitions ?? []).map((t): LoggedTransition => ({ cohort: t.cohort, kind: t.kind, time: t.time }));
+      log.transitions(work.org, work.user, null, transitions);
     }
   }
 

@@ -23,6 +23,8 @@ import { compute, type CarriedAsks } from './compute.js';
 import { FreshEvent, clientIdsOf, resolveRetries } from './retries.js';
 import { carriedSnapshotOps, forgetCarried, loadStates, snapshotDue } from './states.js';
 import { unstorable } from './isolate.js';
+import { CommitLog, type Committed, type Cursors } from './commit-log.js';
+import type { ReactionLookup } from '../../domain/reactions/contract.js';
 
 export { FreshEvent } from './retries.js';
 export type { PlanInfo } from '../plan-info.js';
@@ -45,6 +47,12 @@ export interface TickEnv {
   readonly catchUp: CatchUpLimits;
   /** The chain of group batches (written one after another, in the order they were built). */
   readonly writes: WriteChain;
+  /** The global transitions log's cursor and the outbox sequence, as last taken (commit-log.ts). */
+  readonly cursors: Cursors;
+  /** D37: the reactions a transition or page load fires (none: no outbox). */
+  readonly reactions?: ReactionLookup | undefined;
+  /** After each committed batch, in commit order: its log entries, reactions with new deliveries, deadlines (D36–D38). */
+  committed(outcome: Committed): void;
   planOf(org: string): PlanInfo;
   contextOf(org: string, user: string): Promise<SegmentContext>;
   /** A user behind the plan with a long history: its items wait while the history is replayed off the lane. */
@@ -123,6 +131,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
   const ticks: LaneTick[] = runs.map(({ lane, items }) => ({ lane, items, users: new Map(), stepOf: new Map(), active: items }));
   const allocated: { lane: Lane; from: number; to: number }[] = [];
   const carried: CarriedAsks[] = [];
+  let log: { commitLog: CommitLog; taken: Cursors } | undefined;
   try {
     const all = new Map<string, UserWork>();
     for (const tick of ticks) {
@@ -154,14 +163,16 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     const now = env.now();
     for (const work of computed.values()) work.due = snapshotDue(env, work, plans.get(work.org) as PlanInfo, now);
     await compute(env, computed, plans, carried);
-    // Sequences are taken now (this group's batch is written after every batch built before it).
+    // Sequences and cursors are taken now (this group's batch is written after every batch built before it).
+    const commitLog = new CommitLog(env.cursors, env.reactions, now);
     const parts = ticks.map((tick) => {
       const from = tick.lane.lastSeq;
-      const part = buildOps(env, tick.lane, tick.active, tick.stepOf, tick.users, plans);
+      const part = buildOps(env, tick.lane, tick.active, tick.stepOf, tick.users, plans, commitLog);
       tick.lane.lastSeq = part.seq;
       allocated.push({ lane: tick.lane, from, to: part.seq });
       return part;
     });
+    log = { commitLog, taken: commitLog.taken() };
     const previous = env.writes.tail;
     let written = (): void => undefined;
     env.writes.tail = new Promise<void>((resolve) => {
@@ -173,11 +184,18 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
       // Snapshots the owners encoded for asks (older than anything of this group: written first, a newer one wins).
       const ops = carriedSnapshotOps(carried);
       for (const part of parts) for (const op of part.ops) ops.push(op);
+      for (const op of commitLog.ops) ops.push(op);
+      for (const op of commitLog.finish()) ops.push(op);
       // D19: counters from the committed counts (every earlier batch has committed and applied its deltas).
       ticks.forEach((tick, i) => ops.push(...env.sizes.opsFor(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas)));
       if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
       ticks.forEach((tick, i) => commit(env, tick, (parts[i] as (typeof parts)[number]).deltas));
       for (const tick of ticks) askEvictedOwn(env, tick);
+      try {
+        env.committed(commitLog.committed());
+      } catch (error) {
+        env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
+      }
     } finally {
       written();
     }
@@ -199,6 +217,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     }
     // Sequences are reused unless a later group took some meanwhile (a gap in a partition log is harmless).
     for (const { lane, from, to } of allocated) if (lane.lastSeq === to) lane.lastSeq = from;
+    log?.commitLog.rollback(log.taken);
     // The snapshots the batch held are lost: each state they hold is also what the stored snapshot plus the user's
     // stored events give (lazy recovery), so nothing is lost but a snapshot.
     forgetCarried(env, carried);
