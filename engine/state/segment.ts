@@ -35,8 +35,8 @@ export function segment(plan: Plan, state: UserState, events: readonly EngineEve
 
 /**
  * E20: re-evaluates the user at `now` without an event (imported data changed, D27): time advances to
- * max(now, previous effective time), timed windows age, context clauses read `ctx`; nothing new is counted. Its
- * transitions have `eventIndex` -1 and time `now`. A user with no events is not evaluated (E5). Mutates `state`.
+ * max(now, previous effective time), a derived session 30 minutes past its last event ends (D36 + D31), timed windows
+ * age, context clauses read `ctx`; nothing new is counted. Its transitions have `eventIndex` -1 and time `now`. A user with no events is not evaluated (E5). Mutates `state`.
  */
 export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: SegmentContext): SegmentResult {
   bindState(state, plan);

@@ -1,7 +1,8 @@
 // The differential test: random valid cohorts and event streams (with re-evaluations on changed imported data, E20,
-// and inactive cohorts, E21), fixed seeds, run through the compiled engine (step by step, with a state encode/decode
-// between steps, and events in random batches) against the naive reference evaluator (engine/SEMANTICS.md). A
-// mismatch fails with a shrunk reproduction.
+// inactive cohorts, E21, and clock advances at and around the engine's deadlines, D36), fixed seeds, run through the
+// compiled engine (step by step, with a state encode/decode between steps, and events in random batches) against the
+// naive reference evaluator (engine/SEMANTICS.md). A mismatch fails with a shrunk reproduction. D36's deadlines are
+// also checked never to be late against the reference.
 
 import { describe, expect, it } from 'vitest';
 import { findLateDeadline, findMismatch, listInvalidQueries, readsRowsByClock, shrinkScenario, type FeedMode } from './compare.js';
