@@ -1,6 +1,6 @@
 // The incremental state: user state, the segment step, its codec and backfill coverage.
 
 export { UserState, newUserState, membershipsOf } from './user-state.js';
-export { segment, evaluateAt, type SegmentResult } from './segment.js';
+export { segment, evaluateAt, nextDeadline, type SegmentResult } from './segment.js';
 export { encodeState, decodeState, STATE_FORMAT } from './codec.js';
 export { missingSlots, adoptSlots } from './coverage.js';

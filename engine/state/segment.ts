@@ -6,7 +6,7 @@
 import type { EngineEvent, SegmentContext, Transition } from '../api.js';
 import type { ClauseTest, CompiledCohort, FilterGroup, Plan } from '../plan/plan.js';
 import type { SlotDef, TransitionSlotDef } from './slots/types.js';
-import { SESSION_CHANGED, VIEW_CHANGED, advanceTrackers } from './trackers.js';
+import { SESSION_CHANGED, SESSION_GAP_MS, VIEW_CHANGED, advanceTrackers } from './trackers.js';
 import { CLAUSE_FINAL, CLAUSE_STALE, COHORT_DIRTY, COHORT_RECHECK, bindState, membershipsOf, noteTransition, type UserState } from './user-state.js';
 
 export interface SegmentResult {
@@ -35,8 +35,8 @@ export function segment(plan: Plan, state: UserState, events: readonly EngineEve
 
 /**
  * E20: re-evaluates the user at `now` without an event (imported data changed, D27): time advances to
- * max(now, previous effective time), timed windows age, context clauses read `ctx`; nothing new is counted. Its
- * transitions have `eventIndex` -1 and time `now`. A user with no events is not evaluated (E5). Mutates `state`.
+ * max(now, previous effective time), a derived session 30 minutes past its last event ends (D36 + D31), timed windows
+ * age, context clauses read `ctx`; nothing new is counted. Its transitions have `eventIndex` -1 and time `now`. A user with no events is not evaluated (E5). Mutates `state`.
  */
 export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: SegmentContext): SegmentResult {
   bindState(state, plan);
@@ -47,6 +47,8 @@ export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: Segme
     // E1 / E20: the effective now never goes back; a non-finite now counts as the previous effective time.
     state.prevTime = state.time;
     if (Number.isFinite(now) && now > state.time) state.time = now;
+    // D36 + D31: a derived session ends 30 minutes after its last event, even when the user is silent.
+    if (sessionTimedOut(state)) endSession(plan, state);
     if (state.time >= state.nextExpiry) ageTimedSlots(plan, state);
     evaluateCohorts(plan, state, ctx, transitions, -1, NO_PROPERTIES);
     return { state, transitions, memberships: membershipsOf(state) };
@@ -55,6 +57,63 @@ export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: Segme
     state.evaluateAll = true;
     throw error;
   }
+}
+
+/**
+ * Whether the user's derived session (E2: no session_id, `sessionKey` null) has ended by the clock at `state.time`
+ * and is still live in the state. A live session started at an event, so its start is at most the last event's time;
+ * an ended one starts at the re-evaluation that ended it, later than every event (endSession), which is what keeps
+ * the timeout idempotent without a new state field (and what encoded states carry, codec.ts). A session with a given
+ * id never ends by the clock: the next event decides (D31 names no timeout for given ids).
+ */
+function sessionTimedOut(state: UserState): boolean {
+  return state.sessionKey === null && state.sessionStartTime <= state.eventTime && state.time >= state.eventTime + SESSION_GAP_MS;
+}
+
+/**
+ * D36 / D31: the derived session ended at the effective now of this re-evaluation: the current session run is now
+ * empty (it holds no event: it starts at the next event's ordinal and at this now), and every session-scoped slot
+ * resets as at a new session (E2), through the generated hook when there is one. The next event still starts a new
+ * session by E2's gap, measured from the last event.
+ */
+function endSession(plan: Plan, state: UserState): void {
+  state.sessionStartIndex = state.count;
+  state.sessionStartTime = state.time;
+  const hot = plan.hot;
+  if (hot !== undefined) {
+    hot.onSession(state);
+    return;
+  }
+  const defs = plan.slots;
+  const list = plan.sessionSlots;
+  for (let k = 0; k < list.length; k++) {
+    const index = list[k] as number;
+    if ((defs[index] as SlotDef).onSessionStart(state)) touch(plan, state, index);
+  }
+}
+
+/**
+ * D36: the earliest instant t > state.time (epoch ms) at which `evaluateAt(plan, state, t, ctx)` could change a
+ * membership with no event; +Infinity when none (also for a user with no events, E5). Never late; early only where a
+ * timed slot's bound is conservative (a ring entry dropped by its cap, a transition's latest time replaced): one
+ * wasted re-evaluation. Sources: the timed slots' expiry bound (`the_last` windows of expression, engagement and
+ * transition slots) and, when the plan has session-scoped slots, the derived session's timeout (eventTime + 30 min).
+ * Not covered: connections rows (E14) judged against now (`the_last`, `this_session`, `current_view` on rows): rows
+ * are imported data read through `ctx`, not events (SEMANTICS.md E22). O(timed slots) at most, no allocation once the
+ * state is bound to `plan` (binding it, when it is not, is what the next step would do anyway).
+ */
+export function nextDeadline(plan: Plan, state: UserState): number {
+  if (state.count === 0) return Number.POSITIVE_INFINITY;
+  bindState(state, plan);
+  // Unknown after a binding (-Infinity): ageing at the same now drops nothing the last evaluation counted.
+  if (!(state.nextExpiry > state.time)) ageTimedSlots(plan, state);
+  let deadline = state.nextExpiry;
+  if (plan.sessionSlots.length > 0 && state.sessionKey === null && state.sessionStartTime <= state.eventTime) {
+    const end = state.eventTime + SESSION_GAP_MS;
+    if (end < deadline) deadline = end;
+  }
+  // Only a state from before D36 can hold a session already past its timeout: it ends at the next re-evaluation.
+  return deadline > state.time ? deadline : state.time + 1;
 }
 
 /**

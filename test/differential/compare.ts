@@ -3,9 +3,9 @@
 // where they differ; shrinks a mismatch.
 
 import type { EngineEvent, SegmentContext, Transition } from '../../engine/api.js';
-import { compilePlan, decodeState, encodeState, evaluateAt, newUserState, segment, validateQuery } from '../../engine/index.js';
+import { compilePlan, decodeState, encodeState, evaluateAt, newUserState, nextDeadline, segment, validateQuery } from '../../engine/index.js';
 import type { Plan, SegmentResult, UserState } from '../../engine/index.js';
-import { evaluateReferenceSteps, isReevaluation, listReferencedCodes, type ReferenceCohort } from '../reference/index.js';
+import { ReferenceRun, evaluateReferenceSteps, isReevaluation, listReferencedCodes, type ReferenceCohort } from '../reference/index.js';
 import { createRng } from './random.js';
 import type { RandomContext } from './events.js';
 import type { Scenario, ScenarioInput } from './scenario.js';
@@ -152,4 +152,68 @@ export function shrinkScenario(scenario: Scenario, mode: FeedMode): Scenario {
     if (!changed) break;
   }
   return current;
+}
+
+/** A deadline that came too late (D36): memberships at `deadline - 1` already differ from those after the step. */
+export interface LateDeadline {
+  /** Index of the input after which the deadline was taken. */
+  readonly inputIndex: number;
+  readonly deadline: number;
+  readonly after: readonly number[];
+  readonly atDeadlineMinusOne: readonly number[];
+}
+
+/**
+ * Whether a cohort reads connections rows against now (E14 `the_last`, `this_session`, `current_view`): such rows
+ * enter and leave by the clock, which `nextDeadline` does not cover (SEMANTICS.md E22), so `findLateDeadline` skips
+ * those scenarios.
+ */
+export function readsRowsByClock(cohorts: readonly ReferenceCohort[]): boolean {
+  const visit = (value: unknown): boolean => {
+    if (Array.isArray(value)) return value.some(visit);
+    if (typeof value !== 'object' || value === null) return false;
+    for (const [key, inner] of Object.entries(value)) {
+      if (key === 'and' || key === 'or') {
+        if (visit(inner)) return true;
+      } else if (key === 'in_connections_import_segment' || key === 'not_in_connections_import_segment') {
+        const during = (inner as { during?: unknown }).during;
+        if (during === 'this_session' || during === 'current_view') return true;
+        if (typeof during === 'object' && during !== null && 'the_last' in during) return true;
+      }
+    }
+    return false;
+  };
+  return cohorts.some((cohort) => cohort.inactive !== true && visit(cohort.query));
+}
+
+/**
+ * D36, never late: after each step (fed one by one), with d = nextDeadline, the reference re-evaluated at d - 1 (when
+ * d - 1 is after the step's effective time) keeps the memberships the step left; d is always after that time.
+ */
+export function findLateDeadline(scenario: Scenario): LateDeadline | undefined {
+  const plan = compileScenarioPlan(scenario.cohorts);
+  let state = newUserState();
+  let ctx: SegmentContext = scenario.ctx;
+  const reference = new ReferenceRun(scenario.cohorts, scenario.ctx);
+  for (let i = 0; i < scenario.inputs.length; i++) {
+    const input = scenario.inputs[i] as ScenarioInput;
+    const step = reference.step(input);
+    if (isReevaluation(input)) {
+      ctx = input.ctx;
+      state = evaluateAt(plan, state, input.evaluateAt, ctx).state;
+    } else {
+      state = segment(plan, state, [input], ctx).state;
+    }
+    if (state.count === 0) continue;
+    const deadline = nextDeadline(plan, state);
+    if (!(deadline > state.time)) return { inputIndex: i, deadline, after: step.memberships, atDeadlineMinusOne: [] };
+    // No deadline: nothing changes by the clock, however long the silence (a year and more here).
+    const at = Number.isFinite(deadline) ? deadline - 1 : state.time + 400 * 86_400_000;
+    if (!(at > state.time)) continue;
+    const probe = reference.probe({ evaluateAt: at, ctx });
+    if (JSON.stringify(probe.memberships) !== JSON.stringify(step.memberships)) {
+      return { inputIndex: i, deadline, after: step.memberships, atDeadlineMinusOne: probe.memberships };
+    }
+  }
+  return undefined;
 }

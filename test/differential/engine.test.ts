@@ -1,11 +1,13 @@
 // The differential test: random valid cohorts and event streams (with re-evaluations on changed imported data, E20,
-// and inactive cohorts, E21), fixed seeds, run through the compiled engine (step by step, with a state encode/decode
-// between steps, and events in random batches) against the naive reference evaluator (engine/SEMANTICS.md). A
-// mismatch fails with a shrunk reproduction.
+// inactive cohorts, E21, and clock advances at and around the engine's deadlines, D36), fixed seeds, run through the
+// compiled engine (step by step, with a state encode/decode between steps, and events in random batches) against the
+// naive reference evaluator (engine/SEMANTICS.md). A mismatch fails with a shrunk reproduction. D36's deadlines are
+// also checked never to be late against the reference.
 
 import { describe, expect, it } from 'vitest';
-import { findMismatch, listInvalidQueries, shrinkScenario, type FeedMode } from './compare.js';
-import { buildScenario, describeScenario, type ScenarioSize } from './scenario.js';
+import { findLateDeadline, findMismatch, listInvalidQueries, readsRowsByClock, shrinkScenario, type FeedMode } from './compare.js';
+import { evaluateReferenceSteps, isReevaluation } from '../reference/index.js';
+import { buildScenario, describeScenario, type Scenario, type ScenarioSize } from './scenario.js';
 
 const RUNS: ReadonlyArray<{ from: number; count: number; size: ScenarioSize }> = [
   { from: 1, count: 500, size: { cohorts: 4, events: 30 } },
@@ -15,7 +17,14 @@ const RUNS: ReadonlyArray<{ from: number; count: number; size: ScenarioSize }> =
   // E20 re-evaluations with changed imported data between events, and E21 inactive cohorts named by others
   { from: 4001, count: 300, size: { cohorts: 4, events: 30, reevaluations: 0.15, inactive: 0.15 } },
   { from: 5001, count: 150, size: { cohorts: 5, events: 40, transitionHeavy: true, reevaluations: 0.2, inactive: 0.2 } },
+  // D36 clock advances (same ctx) at random offsets, long silences, at nextDeadline and one ms before it, with
+  // session-scoped cohorts (the session timeout) and transition clauses hearing them
+  { from: 6001, count: 300, size: { cohorts: 4, events: 30, clock: 0.3 } },
+  { from: 7001, count: 200, size: { cohorts: 4, events: 30, transitionHeavy: true, clock: 0.35, reevaluations: 0.1 } },
 ];
+
+/** Seeds whose never-late check (D36) runs: the clock runs, and the others (deadlines after plain events too). */
+const CLOCK_RUNS = RUNS.filter(({ size }) => size.clock !== undefined);
 
 const seeds = RUNS.flatMap(({ from, count, size }) => Array.from({ length: count }, (_, i) => ({ seed: from + i, size })));
 
@@ -46,3 +55,41 @@ describe('engine and reference agree after every step (E1–E21)', () => {
     });
   }
 });
+
+describe('D36: nextDeadline is never late', () => {
+  it('after each step, the reference at nextDeadline - 1 (or a year on, when there is none) has the same memberships', () => {
+    const checked = RUNS.flatMap(({ from, size }) => Array.from({ length: 100 }, (_, i) => ({ seed: from + i, size })));
+    let run = 0;
+    for (const { seed, size } of checked) {
+      const scenario = buildScenario(seed, size);
+      // E14 rows judged against now are not covered by nextDeadline (SEMANTICS.md E22).
+      if (readsRowsByClock(scenario.cohorts)) continue;
+      run++;
+      const late = findLateDeadline(scenario);
+      if (late !== undefined) expect.fail([`deadline late after input ${late.inputIndex}: ${JSON.stringify(late)}`, describeScenario(scenario)].join('\n'));
+    }
+    // Most scenarios are checked (the skipped ones read rows by the clock).
+    expect(run).toBeGreaterThan(checked.length / 2);
+  });
+
+  it('the clock runs reach deadlines: clock advances make transitions at the session timeout and at window ends', () => {
+    let atDeadline = 0;
+    for (const { from, count, size } of CLOCK_RUNS) {
+      for (let seed = from; seed < from + count; seed++) atDeadline += countClockTransitions(buildScenario(seed, size));
+    }
+    expect(atDeadline).toBeGreaterThan(250);
+  });
+});
+
+/** Transitions (by the reference) at clock advances: re-evaluations that keep the ctx before them (same object). */
+function countClockTransitions(scenario: Scenario): number {
+  const steps = evaluateReferenceSteps(scenario.cohorts, scenario.inputs, scenario.ctx);
+  let ctx = scenario.ctx;
+  let count = 0;
+  scenario.inputs.forEach((input, i) => {
+    if (!isReevaluation(input)) return;
+    if (input.ctx === ctx) count += steps[i]?.transitions.length ?? 0;
+    ctx = input.ctx;
+  });
+  return count;
+}

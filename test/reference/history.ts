@@ -44,6 +44,7 @@ export function describePoints(allPoints: readonly HistoryPoint[], current: numb
   const viewKeys: string[] = [];
   /** Effective time of the latest event point: E2's gap is measured from it (D31: "30 minutes without events"). */
   let lastEventTime: number | undefined;
+  let lastEventIndex = -1;
   points.forEach((point, i) => {
     const previousTime = times[i - 1];
     if ('reevaluateAt' in point) {
@@ -52,7 +53,13 @@ export function describePoints(allPoints: readonly HistoryPoint[], current: numb
       const t = Number.isFinite(point.reevaluateAt) ? Math.max(point.reevaluateAt, previousTime) : previousTime;
       events.push({ name: REEVALUATION, time: t, properties: {} });
       times.push(t);
-      sessionKeys.push(sessionKeys[i - 1] as string);
+      // D36 + D31: 30 minutes after the last event a derived session has ended, so a re-evaluation then lies in a
+      // new, empty session run (no event of it, only re-evaluation points); later re-evaluations continue that run.
+      // A given session id never ends by the clock (the next event decides).
+      const previousKey = sessionKeys[i - 1] as string;
+      const derived = previousKey.startsWith('derived:') || previousKey.startsWith('timeout:');
+      const timedOut = derived && lastEventTime !== undefined && t >= lastEventTime + SESSION_GAP_MS;
+      sessionKeys.push(timedOut ? `timeout:${lastEventIndex}` : previousKey);
       viewKeys.push(viewKeys[i - 1] as string);
       return;
     }
@@ -65,6 +72,7 @@ export function describePoints(allPoints: readonly HistoryPoint[], current: numb
     else if (lastEventTime !== undefined && t - lastEventTime < SESSION_GAP_MS) sessionKeys.push(sessionKeys[i - 1] as string);
     else sessionKeys.push(`derived:${i}`);
     lastEventTime = t;
+    lastEventIndex = i;
     // E3: given id, else a fresh key at a Pageview, else the previous key ("none" before any view)
     if (event.view_id !== undefined && event.view_id !== null) viewKeys.push(`given:${event.view_id}`);
     else if (event.name === 'Pageview') viewKeys.push(`derived:${i}`);

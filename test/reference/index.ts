@@ -108,6 +108,22 @@ export class ReferenceRun {
   }
 
   /**
+   * The step `input` would make, without keeping it: the run is left as it was (D36: what a re-evaluation at some
+   * instant would answer, e.g. just before an engine's deadline).
+   */
+  probe(input: ReferenceInput): ReferenceStep {
+    const ctx = this.ctx;
+    const length = this.points.length;
+    try {
+      return this.step(input);
+    } finally {
+      this.ctx = ctx;
+      this.points.length = length;
+      for (const log of this.membershipLog.values()) log.length = Math.min(log.length, length);
+    }
+  }
+
+  /**
    * Appends a point whose memberships are already known (e.g. from a trusted run of the same cohorts), without
    * evaluating it: lets a benchmark measure steps at a long history without paying for every earlier step.
    */
