@@ -1,6 +1,7 @@
 // bench/README.md's generated section: machine, settings, every figure (median, min-max of the runs), the ratios to
 // the same-run baseline and each target with whether this run met it. Rewrites only what lies between the markers.
 
+import type { ReactionsBenchResult } from './reactions.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { EngineBenchResult } from './engine.js';
 import type { Comparison, HttpBenchResult } from './http.js';
@@ -35,6 +36,7 @@ export interface BenchResults {
   readonly reference?: Outcome<ReferenceBenchResult>;
   readonly backfill?: Outcome<Record<string, unknown>>;
   readonly memory?: Outcome<MemoryBenchResult>;
+  readonly reactions?: Outcome<ReactionsBenchResult>;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString('en');
@@ -97,6 +99,11 @@ export function renderResults(r: BenchResults): string {
   else row('Resident memory per hot user at 100,000 users', '≤ 4,000 B', r.memory?.ok ? 'no point at 100,000 users' : missing(r.memory), undefined);
   if (r.memory?.ok) row(`Memory: resident bytes per user at ${int(r.memory.value.users)} users (bounded by --state-cache-bytes)`, '(no target)', int(r.memory.value.bytesPerUser), undefined);
   if (http !== undefined) row('Seeding through the API (the bench\'s own setup), events/s', '(reported)', int(http.seedReport.eventsPerSecond), undefined);
+  if (r.reactions?.ok) {
+    const lag = r.reactions.value.deadlines.lagMs;
+    row('Deadline lag (D36) at the ingestion load: median', '< 50 ms', ms(lag.p50), lag.p50 < 50);
+    row('Deadline lag (D36) at the ingestion load: max', '< 1,000 ms', ms(lag.max), lag.max < 1000);
+  } else row('Deadline lag (D36) at the ingestion load', 'median < 50 ms, max < 1 s', missing(r.reactions), undefined);
   out.push('');
 
   if (r.http !== undefined) out.push(...renderHttp(r.http));
@@ -104,6 +111,7 @@ export function renderResults(r: BenchResults): string {
   if (r.reference !== undefined) out.push(...renderReference(r.reference));
   if (r.backfill !== undefined) out.push(...renderBackfill(r.backfill));
   if (r.memory !== undefined) out.push(...renderMemory(r.memory));
+  if (r.reactions !== undefined) out.push(...renderReactions(r.reactions));
   return out.join('\n');
 }
 
@@ -198,6 +206,26 @@ function renderMemory(o: Outcome<MemoryBenchResult>): string[] {
     '| users | RSS | V8 heap used | array buffers | RSS bytes per user |',
     '|---|---|---|---|---|',
     ...mem.points.map((p) => `| ${int(p.users)} | ${(p.rssBytes / 2 ** 20).toFixed(0)} MiB | ${(p.heapUsedBytes / 2 ** 20).toFixed(0)} MiB | ${p.arrayBufferBytes === undefined ? '' : `${(p.arrayBufferBytes / 2 ** 20).toFixed(0)} MiB`} | ${int(p.bytesPerUser)} |`),
+    '',
+  );
+  return out;
+}
+
+function renderReactions(o: Outcome<ReactionsBenchResult>): string[] {
+  const out = ['### (7) Reactions: webhook deliveries, the live stream and deadlines (bench/reactions.ts)', ''];
+  if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
+  const { deliveries: d, deadlines: t } = o.value;
+  const p = (x: { p50: number; p99: number; max: number }): string => `${ms(x.p50)} / ${ms(x.p99)} / ${ms(x.max)}`;
+  out.push(
+    `Measured ${o.at}, in one process (\`startService\`, one owner thread) with the receiver, the stream client and the load generator on the same cores. Deliveries: ${int(d.users)} users each send one Pageview (acknowledged before the next on each of a few connections) and enter a cohort with an on_entry webhook to a local receiver answering 200; a WebSocket client follows the live stream. Deadlines: autocannon at the ingestion benchmark's settings sends Pageviews timed now for 5,000 users under a cohort \`Pageview in the last 1 second\`, so each event schedules a re-evaluation one second later (D36); the lag is from a deadline to the commit of its re-evaluation (the last ${int(t.lagMs.count)} of ${int(t.evaluated)}).`,
+    '',
+    '| figure | value |',
+    '|---|---|',
+    `| webhook deliveries per second (first to last arrival) | ${int(d.perSecond)} |`,
+    `| acknowledgement → webhook arrival, p50 / p99 / max | ${p(d.ackToWebhookMs)} |`,
+    `| acknowledgement → stream message, p50 / p99 / max | ${p(d.ackToStreamMs)} |`,
+    `| track calls per second during the deadline run | ${int(t.trackRps)} |`,
+    `| deadline → re-evaluation committed, p50 / p99 / max | ${p(t.lagMs)} |`,
     '',
   );
   return out;

@@ -10,9 +10,10 @@ import { runHttpBenches, type HttpBenchOptions } from './http.js';
 import type { LoadSettings } from './load.js';
 import { runMemoryBench, type MemoryBenchOptions } from './memory.js';
 import { runReferenceBench, type ReferenceBenchOptions } from './reference.js';
+import { runReactionsBench } from './reactions.js';
 import { backfillRate, renderResults, writeReadme, type BenchResults, type Outcome } from './report.js';
 
-export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory'] as const;
+export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory', 'reactions'] as const;
 /** `serve --threads` values of the threads sweep: the main thread alone, one owner, two owners. */
 export const THREADS_SWEEP = [0, 1, 2] as const;
 export type BenchName = (typeof BENCHMARKS)[number];
@@ -28,6 +29,8 @@ interface Settings {
   readonly memory: MemoryBenchOptions;
   /** Passed to bench/backfill.ts's runBackfillBench (its defaults in a full run). */
   readonly backfill: object;
+  /** Users of the reactions benchmark's delivery part. */
+  readonly reactionUsers: number;
 }
 
 const SEED = 42;
@@ -43,6 +46,7 @@ export const FULL: Settings = {
   reference: { seed: SEED, cohorts: COHORTS, history: 10_000, users: 3, events: 10 },
   memory: { users: 1_000_000, steps: 10 },
   backfill: {},
+  reactionUsers: 5_000,
 };
 
 /** A smoke check (under 2 minutes): same shape, smaller; its figures are not the README's. */
@@ -56,6 +60,7 @@ export const QUICK: Settings = {
   reference: { seed: SEED, cohorts: COHORTS, history: 10_000, users: 1, events: 3 },
   memory: { users: 20_000, steps: 2 },
   backfill: { users: 500 },
+  reactionUsers: 1_000,
 };
 
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench');
@@ -174,6 +179,15 @@ export async function main(argv: readonly string[]): Promise<void> {
   if (has('memory')) {
     progress(`memory benchmark: ${settings.memory.users.toLocaleString('en')} users`);
     results.memory = await attempt('memory', () => runMemoryBench(settings.memory, progress));
+  }
+
+  if (has('reactions')) {
+    progress('reactions benchmark (bench/reactions.ts): deliveries, stream, deadline lag');
+    results.reactions = await attempt('reactions', () => runReactionsBench({ users: settings.reactionUsers, load: settings.load }, progress));
+    if (results.reactions.ok) {
+      const { deliveries, deadlines } = results.reactions.value;
+      progress(`  ${Math.round(deliveries.perSecond)} deliveries/s; deadline lag p50 ${deadlines.lagMs.p50.toFixed(1)} ms, max ${deadlines.lagMs.max.toFixed(1)} ms`);
+    }
   }
 
   const section = renderResults(results);

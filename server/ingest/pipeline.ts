@@ -26,6 +26,7 @@ import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PlanSo
 import { partitionOf } from '../domain/events/index.js';
 import type { ReactionLookup } from '../domain/reactions/contract.js';
 import { loadCursors, type Committed, type Cursors } from './tick/commit-log.js';
+import { DeadlineScheduler, type DeadlineStats } from './deadlines/scheduler.js';
 
 export interface IngestOptions {
   readonly store: Store;
@@ -62,6 +63,8 @@ export interface IngestOptions {
   readonly historyChunk?: number;
   /** D37: which reactions a transition or page load fires (their deliveries join the same batch); none: no outbox. */
   readonly reactions?: ReactionLookup;
+  /** D36: re-evaluate users at their deadlines (default true; off for tools that only replay). */
+  readonly deadlines?: boolean;
 }
 
 export const DEFAULT_PARTITIONS = 16;
@@ -113,6 +116,7 @@ export class Pipeline implements IngestPipeline {
   private readonly scheduler: GroupScheduler;
   private closing: Promise<void> | undefined;
   private readonly listeners: ((outcome: Committed) => void)[] = [];
+  private readonly deadlines: DeadlineScheduler | undefined;
 
   constructor(options: IngestOptions, partitions: number, sizes: AudienceSizes, lastSeqs: readonly number[], cursors: Cursors = { log: 0, outbox: 0 }) {
     this.partitions = partitions;
@@ -154,9 +158,20 @@ export class Pipeline implements IngestPipeline {
       cursors,
       reactions: options.reactions,
       committed: (outcome) => {
+        this.deadlines?.noteDeadlines(outcome.deadlines);
         for (const listener of this.listeners) listener(outcome);
       },
     };
+    if (options.deadlines !== false) {
+      this.deadlines = new DeadlineScheduler({
+        store: options.store,
+        partitions,
+        now: this.now,
+        evaluate: (org, user, at, due) => this.evaluateDue(org, user, at, due),
+        log,
+      });
+      this.deadlines.start();
+    }
     this.scheduler = new GroupScheduler(this.env, this.catchUpsPerTick);
     this.sweepTimer = setInterval(() => this.sweepDirty(), Math.max(1000, Math.min(this.snapshotAfterMs, 60_000)));
     this.sweepTimer.unref();
@@ -193,6 +208,11 @@ export class Pipeline implements IngestPipeline {
         (user) => new Promise<void>((resolve, reject) => this.enqueue(this.laneOf(org, user), { kind: 'evaluate', org, user, now, resolve, reject }, 1)),
       ),
     );
+  }
+
+  evaluateDue(org: string, user: string, at: number, due: string): Promise<void> {
+    if (this.closing !== undefined) return Promise.reject(closedError());
+    return new Promise<void>((resolve, reject) => this.enqueue(this.laneOf(org, user), { kind: 'evaluate', org, user, now: at, due, resolve, reject }, 1));
   }
 
   membershipsOf(org: string, user: string): Promise<readonly number[]> {
@@ -258,8 +278,13 @@ export class Pipeline implements IngestPipeline {
     return this.closing;
   }
 
+  deadlineStats(): DeadlineStats | undefined {
+    return this.deadlines?.stats();
+  }
+
   private async shutDown(): Promise<void> {
     clearInterval(this.sweepTimer);
+    await this.deadlines?.stop();
     // Background catch-ups are not requests: a sweep resumes from its stored cursor after a restart.
     for (const lane of this.lanes) {
       const background = lane.background;

@@ -8,6 +8,7 @@ import type { ReplayPlan, ReplayedUser } from '../backfill/history.js';
 import type { PlanInfo } from './plan-info.js';
 import type { RecentIdsHold } from './tick/recent-ids.js';
 import type { Committed } from './tick/commit-log.js';
+import type { DeadlineStats } from './deadlines/scheduler.js';
 
 /** An event ready to append (the server's one event model: server/domain/events/record.ts). */
 export type { NewEvent } from '../domain/events/index.js';
@@ -48,6 +49,8 @@ export interface ContextSource {
 }
 
 export interface IngestPipeline {
+  /** Partitions of the data directory (fixed when it was created). */
+  readonly partitions: number;
   /** Resolves once the events, their transitions and the extra ops are durable (a crash cannot lose them). */
   append(request: AppendRequest): Promise<AppendResult>;
   /**
@@ -57,6 +60,13 @@ export interface IngestPipeline {
   holdRecentIds(): RecentIdsHold;
   /** Re-evaluates users whose imported data changed (D27); resolves once their memberships are durable. */
   reevaluate(org: string, users: readonly string[]): Promise<void>;
+  /**
+   * D36: re-evaluates the user at its deadline `at` (deadlines/scheduler.ts); the batch also deletes the index entry
+   * `due` and indexes the next deadline. Resolves once durable.
+   */
+  evaluateDue(org: string, user: string, at: number, due: string): Promise<void>;
+  /** D36: the deadline scheduler's counters and recent lags (undefined when it does not run). */
+  deadlineStats(): DeadlineStats | undefined;
   /** The user's current memberships (sorted cohort codes). */
   membershipsOf(org: string, user: string): Promise<readonly number[]>;
   /** Exact number of users in the cohort (D19), counting every append acknowledged before the call. */

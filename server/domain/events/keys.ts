@@ -14,6 +14,11 @@ export function timePart(ms: number): string {
   return seqPart(Math.min(Math.max(Math.floor(ms), -TIME_OFFSET), MAX_TIME) + TIME_OFFSET);
 }
 
+/** Reverses timePart. */
+export function fromTimePart(part: string): number {
+  return parseInt(part, 16) - TIME_OFFSET;
+}
+
 export const logKey = (partition: number, seq: number): string => key('l', seqPart(partition), seqPart(seq));
 export const logPrefix = (partition: number): string => scanPrefix('l', seqPart(partition));
 export const partitionSeqKey = (partition: number): string => key('ps', seqPart(partition));

@@ -16,8 +16,10 @@ export interface EvaluateItem {
   readonly kind: 'evaluate';
   readonly org: string;
   readonly user: string;
-  /** E20: the time the re-evaluation was asked for. */
+  /** E20: the time the re-evaluation was asked for; D36: the deadline. */
   readonly now: number;
+  /** D36: the deadline index entry this re-evaluation comes from (deleted in the same batch). */
+  readonly due?: string;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }

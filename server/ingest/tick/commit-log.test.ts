@@ -99,12 +99,12 @@ describe('the transitions log and the outbox (D37, D38)', () => {
     const second = await start(store, lookup);
     const batch = store.batch.bind(store);
     let fail = true;
-    store.batch = async (ops: readonly BatchOp[], options?: { sync?: boolean }) => {
+    store.batch = async (ops: readonly BatchOp[]) => {
       if (fail) {
         fail = false;
         throw new Error('disk on fire');
       }
-      return batch(ops, options);
+      return batch(ops);
     };
     await expect(second.pipeline.append({ org: ORG, user: userId(2), events: [event(2, 'Click')] })).rejects.toMatchObject({ code: 5000 });
     await second.pipeline.append({ org: ORG, user: userId(3), events: [event(3, 'Click')] });

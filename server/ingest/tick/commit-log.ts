@@ -101,12 +101,12 @@ export class CommitLog {
   }
 
   /**
-   * D36: the user's next deadline moved from `before` to `after` (either may be +Infinity: none); `due` is the index
-   * key a deadline re-evaluation came from (it is done).
+   * D36: the user's next deadline moved from `before` to `after` (either may be +Infinity: none); `due` are the index
+   * keys this tick's deadline re-evaluations came from (done). Deletes come before the put: the same key may be both.
    */
-  deadline(partition: number, org: string, user: string, before: number, after: number, due?: string): void {
-    if (due !== undefined) this.ops.push({ type: 'del', key: due });
-    if (before === after && due === undefined) return;
+  deadline(partition: number, org: string, user: string, before: number, after: number, due: readonly string[] = []): void {
+    for (const key of due) this.ops.push({ type: 'del', key });
+    if (before === after && due.length === 0) return;
     if (Number.isFinite(before) && before !== after) this.ops.push({ type: 'del', key: reactionsKeys.deadline(partition, before, org, user) });
     if (Number.isFinite(after)) {
       this.ops.push({ type: 'put', key: reactionsKeys.deadline(partition, after, org, user), value: 1 });

@@ -76,7 +76,13 @@ export function buildOps(
   const now = env.now();
   for (const work of users.values()) {
     const result = work.result;
-    if (result === undefined || result.count === 0) continue;
+    // D36: the deadline index follows the state (and the entries this tick's deadline items came from are done).
+    const due = work.steps.flatMap((step) => (step.item.kind === 'evaluate' && step.item.due !== undefined ? [step.item.due] : []));
+    if (result === undefined || result.count === 0) {
+      for (const key of due) ops.push({ type: 'del', key });
+      continue;
+    }
+    log.deadline(partition, work.org, work.user, result.deadlineBefore, result.deadline, due);
     const plan = plans.get(work.org) as PlanInfo;
     const genOf = (code: number): number => plan.gens.get(code) ?? 0;
     const decision = work.decision;

@@ -15,6 +15,7 @@ import {
   membershipsOf,
   missingSlots,
   newUserState,
+  nextDeadline,
   segment,
 } from '../../../engine/index.js';
 import type { Plan, UserState } from '../../../engine/index.js';
@@ -120,6 +121,9 @@ export interface UserResult {
   readonly caughtUp?: readonly Transition[];
   /** Memberships after the catch-up (before the steps). */
   readonly current: readonly number[];
+  /** D36: the state's next deadline as last committed (before any step) and after the steps; +Infinity: none. */
+  readonly deadlineBefore: number;
+  readonly deadline: number;
   readonly steps: readonly StepResult[];
 }
 
@@ -254,6 +258,7 @@ function runUser(plan: Plan, user: WorkUser, residents: Residents, cache: PlanCa
   // Binding first: memberships of cohorts the plan lacks (disabled, deleted) are dropped, never counted (D19).
   const missing = missingSlots(plan, state);
   const previous = membershipsOf(state);
+  const deadlineBefore = nextDeadline(plan, state);
   let caughtUp: Transition[] | undefined;
   if (user.catchup !== undefined) caughtUp = catchUp(plan, state, user.catchup, missing, previous, ctx, cache);
   const current = membershipsOf(state);
@@ -273,7 +278,17 @@ function runUser(plan: Plan, user: WorkUser, residents: Residents, cache: PlanCa
   }
   // A user with no events keeps no state (E5): nothing was evaluated, nothing to hold.
   if (state.count > 0) residents.set(user.key, state);
-  const result = { bytes: residentBytes(state), count: state.count, previous, current, steps, ...(user.snapshot ? { state: encodeState(state) } : {}) };
+  const deadline = nextDeadline(plan, state);
+  const result = {
+    bytes: residentBytes(state),
+    count: state.count,
+    previous,
+    current,
+    steps,
+    deadlineBefore,
+    deadline,
+    ...(user.snapshot ? { state: encodeState(state) } : {}),
+  };
   return caughtUp === undefined ? result : { ...result, caughtUp };
 }
 
