@@ -60,7 +60,7 @@ export interface ServicesOptions {
   readonly beforeSweep?: (org: string) => Promise<void>;
   /** D40 limits (defaults in the areas that enforce them). */
   readonly limits?: ServiceLimits;
-  readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk'> & {
+  readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk' | 'deadlines'> & {
     readonly sweepBatch?: number;
   };
 }

@@ -67,7 +67,7 @@ async function play(pipeline: Pipeline, rounds: { user: string; events: NewEvent
 
 /** A fresh pipeline fed every user's stored events from scratch, in arrival order. */
 async function recompute(store: Store): Promise<Pipeline> {
-  const reference = await openIngestPipeline({ store: new MemoryStore(), plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts() });
+  const reference = await openIngestPipeline({ store: new MemoryStore(), plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts(), deadlines: false });
   for (const user of USERS) {
     const events: NewEvent[] = [];
     for await (const stored of replayUserEvents(store, ORG, user)) {
@@ -94,6 +94,9 @@ afterEach(async () => {
   await dir.remove();
 });
 
+// The events are timed days before now and a cohort has a `the_last` window: the deadline scheduler (D36, tested in
+// server/ingest/deadlines/) is off here, so the recovered pipeline and the recomputation are both judged at the
+// users' last events.
 describe('crash recovery (lazy: a snapshot plus the user\'s later events)', () => {
   const cases: [string, Partial<IngestOptions>, boolean][] = [
     ['snapshots written part-way, states evicted from a small cache', { snapshotEvery: 4, cacheSize: 8 }, true],
@@ -103,7 +106,7 @@ describe('crash recovery (lazy: a snapshot plus the user\'s later events)', () =
     it(name, async () => {
       const plans = new MapPlans(ORG, COHORTS);
       const store = await openLevelStore(dir.path);
-      const crashed = await openIngestPipeline({ store, plans, contexts: new MapContexts(), partitions: 4, ...options });
+      const crashed = await openIngestPipeline({ store, plans, contexts: new MapContexts(), partitions: 4, deadlines: false, ...options });
       await play(crashed, workload(7, 60, 0));
       let snapshots = 0;
       for (const user of USERS) if ((await readSnapshot(store, ORG, user)) !== undefined) snapshots++;
@@ -113,7 +116,7 @@ describe('crash recovery (lazy: a snapshot plus the user\'s later events)', () =
 
       const reopened = await openLevelStore(dir.path);
       try {
-        const recovered = await openIngestPipeline({ store: reopened, plans, contexts: new MapContexts(), ...options });
+        const recovered = await openIngestPipeline({ store: reopened, plans, contexts: new MapContexts(), deadlines: false, ...options });
         await expectSameAudiences(recovered, await recompute(reopened));
         // State recovered from snapshots continues exactly: more events, then compare again.
         await play(recovered, workload(8, 30, 10_000));
@@ -128,7 +131,7 @@ describe('crash recovery (lazy: a snapshot plus the user\'s later events)', () =
   it('a crash with appends in flight: every acknowledged event is stored and the state matches the stored events', async () => {
     const plans = new MapPlans(ORG, COHORTS);
     const store = await openLevelStore(dir.path);
-    const crashed = await openIngestPipeline({ store, plans, contexts: new MapContexts(), partitions: 4, snapshotEvery: 3, cacheSize: 16 });
+    const crashed = await openIngestPipeline({ store, plans, contexts: new MapContexts(), partitions: 4, snapshotEvery: 3, cacheSize: 16, deadlines: false });
     await play(crashed, workload(11, 20, 0));
     const inFlight = workload(12, 1, 5_000)[0] ?? [];
     const settling = Promise.allSettled(inFlight.map(({ user, events }) => crashed.append({ org: ORG, user, events })));
@@ -144,7 +147,7 @@ describe('crash recovery (lazy: a snapshot plus the user\'s later events)', () =
         for await (const event of replayUserEvents(reopened, ORG, request.user)) stored.push(event.id);
         for (const event of request.events) expect(stored).toContain(event.id);
       }
-      const recovered = await openIngestPipeline({ store: reopened, plans, contexts: new MapContexts() });
+      const recovered = await openIngestPipeline({ store: reopened, plans, contexts: new MapContexts(), deadlines: false });
       await expectSameAudiences(recovered, await recompute(reopened));
       await recovered.close();
     } finally {

@@ -134,7 +134,7 @@ describe('piscina workers (threads: 2)', () => {
 
   it('a burst for one user keeps arrival order through the workers', async () => {
     const store = new MemoryStore();
-    const workers = await openIngestPipeline({ store, plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts(), threads: 2 });
+    const workers = await openIngestPipeline({ store, plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts(), threads: 2, deadlines: false });
     pipelines.push(workers);
     const user = userId(1);
     const results = await Promise.all(Array.from({ length: 300 }, (_, i) => workers.append({ org: ORG, user, events: [event(i)] })));
@@ -159,7 +159,7 @@ describe('piscina workers (threads: 2)', () => {
 
   it('an owner whose thread is replaced loses its states: the group answers 5000, the next append goes on from the stored events', async () => {
     const store = new MemoryStore();
-    const workers = await openIngestPipeline({ store, plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts(), threads: 2, partitions: 2, log: () => undefined });
+    const workers = await openIngestPipeline({ store, plans: new MapPlans(ORG, COHORTS), contexts: new MapContexts(), threads: 2, partitions: 2, log: () => undefined, deadlines: false });
     pipelines.push(workers);
     const users = Array.from({ length: 6 }, (_, i) => userId(100 + i));
     for (let round = 0; round < 2; round++) await Promise.all(users.map((user, i) => workers.append({ org: ORG, user, events: [event(round * 10 + i)] })));
