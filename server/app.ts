@@ -12,6 +12,7 @@ import { registerIdentityRoutes } from './routes/identity.js';
 import { registerEventsRoutes } from './routes/events.js';
 import { registerSegmentationRoutes } from './routes/segmentation/index.js';
 import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
+import { registerReactionsRoutes } from './routes/reactions.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -75,11 +76,13 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registerEventsRoutes(http, services);
     const segmentation = registerSegmentationRoutes(http, services, { log });
     registerTaxonomyRoutes(http, services);
+    registerReactionsRoutes(http, services);
     let listening: { url: string; port: number };
     try {
       listening = await http.listen();
     } catch (error) {
       services.backfill.stop();
+      await services.deliveries.stop();
       await services.pipeline.close();
       await services.backfill.closed();
       throw error;
@@ -97,6 +100,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           services.backfill.stop();
           await services.pipeline.close();
           await services.backfill.closed();
+          await services.deliveries.stop();
           await store.close();
           log?.flush();
         })()),

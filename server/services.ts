@@ -11,6 +11,8 @@ import { Imports } from './domain/imports/index.js';
 import type { IngestPipeline } from './ingest/types.js';
 import { openIngestPipeline, type IngestOptions } from './ingest/index.js';
 import { Backfill } from './backfill/index.js';
+import { ReactionRegistry } from './domain/reactions/registry.js';
+import { DeliveryLoop, type DeliveryLoopOptions } from './reactions/delivery/loop.js';
 
 export interface Clock {
   /** Wall-clock time; injected so tests can fix it. */
@@ -27,6 +29,9 @@ export interface Services {
   readonly pipeline: IngestPipeline;
   /** Cohort changes applied to history: sweeps, offline cohorts (D19, D20). Stop it before closing the pipeline. */
   readonly backfill: Backfill;
+  /** D37: reactions, and the loop delivering their webhooks from the outbox (stop it before closing the store). */
+  readonly reactions: ReactionRegistry;
+  readonly deliveries: DeliveryLoop;
   readonly clock: Clock;
   readonly newId: () => string;
 }
@@ -60,6 +65,8 @@ export interface ServicesOptions {
   readonly beforeSweep?: (org: string) => Promise<void>;
   /** D40 limits (defaults in the areas that enforce them). */
   readonly limits?: ServiceLimits;
+  /** D37 delivery tuning (retry timing, horizon, timeouts; tests shorten them). */
+  readonly delivery?: Pick<DeliveryLoopOptions, 'timeoutMs' | 'firstRetryMs' | 'maxRetryMs' | 'horizonMs' | 'perReaction'>;
   readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk' | 'deadlines'> & {
     readonly sweepBatch?: number;
   };
@@ -70,6 +77,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
   const newId = options.newId ?? randomUUID;
   const tenancy = await Tenancy.open(store);
   const cohorts = await CohortRegistry.open(store, tenancy);
+  const reactions = await ReactionRegistry.open(store, tenancy, (org, code) => cohorts.getByCode(org, code)?.name);
   const identity = new Identity(store, { newId });
   const schemas = new SchemaRegistry(store, {
     maxPaths: options.limits?.maxSchemaPaths,
@@ -99,6 +107,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     },
     contexts: { contextFor: (org, user) => imports.contextFor(org, user) },
     log: options.log,
+    reactions,
     cacheBytes: options.limits?.stateCacheBytes,
     ...options.tuning,
   });
@@ -113,5 +122,16 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     onSwept: options.onSwept,
     beforeSweep: options.beforeSweep,
   });
-  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, clock, newId };
+  const deliveries = new DeliveryLoop({
+    store,
+    target: (id) => reactions.target(id),
+    reactionIds: () => reactions.ids(),
+    now: () => clock.now().getTime(),
+    log: options.log,
+    ...options.delivery,
+  });
+  pipeline.onCommitted((outcome) => deliveries.notify(outcome.reactions));
+  reactions.onChange((reaction) => deliveries.notify([reaction.id]));
+  deliveries.start();
+  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, reactions, deliveries, clock, newId };
 }

@@ -45,10 +45,10 @@ import {
   type CohortState,
 } from '../domain/cohorts/index.js';
 import { formatProblem, validateQuery } from '../../engine/index.js';
-import { ServiceError, badBody, badParameter, notFound } from '../errors.js';
+import { ServiceError, badBody, badParameter, notFound, stillReferenced } from '../errors.js';
 import { optionalEnum, optionalString, requireBodyObject, type BodyObject } from './body.js';
 
-export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'imports' | 'pipeline' | 'backfill' | 'clock' | 'newId'>;
+export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'imports' | 'pipeline' | 'backfill' | 'reactions' | 'clock' | 'newId'>;
 
 const COLLECTION = '/cohorts-api/v2/cohorts';
 const ONE = `${COLLECTION}/:cohortId`;
@@ -93,7 +93,7 @@ function readIncludeChildren(query: URLSearchParams): boolean {
 }
 
 export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): void {
-  const { tenancy, cohorts, imports, pipeline, backfill, clock, newId } = services;
+  const { tenancy, cohorts, imports, pipeline, backfill, reactions, clock, newId } = services;
 
   /**
    * D41: every `provider` must be an import the cohort's workspace can see (its own or an ancestor's); an unknown
@@ -248,6 +248,9 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
   http.route('DELETE', ONE, 'cohorts', async (ctx) => {
     const principal = authorise(ctx);
     const cohort = cohorts.getWritable(principal, cohortIdOf(ctx));
+    // D37: reactions keep their cohort; a cohort they name is deleted after them (like a referenced cohort, D18).
+    const naming = reactions.onCohort(cohort.organization_id, cohort.code);
+    if (naming.length > 0) throw stillReferenced(`reactions ${naming.map((r) => r.id).join(', ')} use this cohort`);
     await cohorts.delete(cohort.id, principal);
     await planChanged(cohort.organization_id);
     return { status: 200 };

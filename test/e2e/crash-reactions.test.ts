@@ -85,5 +85,9 @@ describe('kill -9 with webhook deliveries pending (D37)', () => {
       idsByUser.set(request.body.user_id, ids);
     }
     for (const ids of idsByUser.values()) expect(ids.size).toBe(1);
+    // Deliveries refused before the kill were sent again after it under the same id.
+    const refused = new Set(receiver.received.filter((r) => r.answered === 503).map((r) => r.body.id as string));
+    expect(refused.size).toBeGreaterThan(0);
+    expect(receiver.received.some((r) => r.answered === 200 && refused.has(r.body.id))).toBe(true);
   });
 });

@@ -74,6 +74,8 @@ export interface Delivery {
   readonly last_error: string | null;
   /** Epoch ms of the last attempt, or null. */
   readonly last_attempt_at: number | null;
+  /** Epoch ms of the last manual retry of a failed delivery (its new 24-hour horizon starts here). */
+  readonly retried_at?: number;
 }
 
 /** A delivery's stable id (D37: the same across retries and restarts): from its global outbox sequence. */
