@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { createHttpServer } from './http/index.js';
 import { openLevelStore } from './store/level.js';
 import { collapseRepeats } from './log.js';
-import { openServices, type Clock, type ServiceLimits, type Services } from './services.js';
+import { openServices, type Clock, type ServiceLimits, type Services, type ServicesOptions } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCohortsRoutes } from './routes/cohorts.js';
 import { registerIdentityRoutes } from './routes/identity.js';
@@ -13,6 +13,7 @@ import { registerEventsRoutes } from './routes/events.js';
 import { registerSegmentationRoutes } from './routes/segmentation/index.js';
 import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
 import { registerReactionsRoutes } from './routes/reactions.js';
+import { registerStreamRoute } from './routes/stream.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -31,6 +32,9 @@ export interface ServiceOptions {
   offlineEveryMinutes?: number;
   /** D40 limits (`audience serve --max-schema-paths` ...); absent ones take their defaults. */
   limits?: ServiceLimits;
+  /** D37/D38 tuning (tests and benchmarks): webhook retries and timeouts, the stream's retention and slow-client bound. */
+  delivery?: ServicesOptions['delivery'];
+  stream?: ServicesOptions['stream'];
   /** Tests fix the clock and ids; a served instance uses the wall clock and random UUIDs. */
   clock?: Clock;
   newId?: () => string;
@@ -59,6 +63,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       log,
       offlineEveryMinutes: options.offlineEveryMinutes ?? 60,
       limits: options.limits,
+      delivery: options.delivery,
+      stream: options.stream,
     });
     const http = createHttpServer({
       host: options.host,
@@ -77,6 +83,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     const segmentation = registerSegmentationRoutes(http, services, { log });
     registerTaxonomyRoutes(http, services);
     registerReactionsRoutes(http, services);
+    registerStreamRoute(http, services);
     let listening: { url: string; port: number };
     try {
       listening = await http.listen();
@@ -85,6 +92,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       await services.deliveries.stop();
       await services.pipeline.close();
       await services.backfill.closed();
+      await services.stream.close();
       throw error;
     }
     let closing: Promise<void> | undefined;
@@ -101,6 +109,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           await services.pipeline.close();
           await services.backfill.closed();
           await services.deliveries.stop();
+          await services.stream.close();
           await store.close();
           log?.flush();
         })()),

@@ -13,6 +13,7 @@ import { openIngestPipeline, type IngestOptions } from './ingest/index.js';
 import { Backfill } from './backfill/index.js';
 import { ReactionRegistry } from './domain/reactions/registry.js';
 import { DeliveryLoop, type DeliveryLoopOptions } from './reactions/delivery/loop.js';
+import { StreamHub, type StreamHubOptions } from './reactions/stream/hub.js';
 
 export interface Clock {
   /** Wall-clock time; injected so tests can fix it. */
@@ -32,6 +33,8 @@ export interface Services {
   /** D37: reactions, and the loop delivering their webhooks from the outbox (stop it before closing the store). */
   readonly reactions: ReactionRegistry;
   readonly deliveries: DeliveryLoop;
+  /** D38: the live stream's subscribers of the transitions log (close it before the store). */
+  readonly stream: StreamHub;
   readonly clock: Clock;
   readonly newId: () => string;
 }
@@ -67,6 +70,8 @@ export interface ServicesOptions {
   readonly limits?: ServiceLimits;
   /** D37 delivery tuning (retry timing, horizon, timeouts; tests shorten them). */
   readonly delivery?: Pick<DeliveryLoopOptions, 'timeoutMs' | 'firstRetryMs' | 'maxRetryMs' | 'horizonMs' | 'perReaction'>;
+  /** D38 stream tuning (retention of the transitions log, the slow-client bound). */
+  readonly stream?: Pick<StreamHubOptions, 'retentionMs' | 'maxBufferedBytes'>;
   readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk' | 'deadlines'> & {
     readonly sweepBatch?: number;
   };
@@ -130,8 +135,12 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     log: options.log,
     ...options.delivery,
   });
-  pipeline.onCommitted((outcome) => deliveries.notify(outcome.reactions));
+  const stream = await StreamHub.open({ store, now: () => clock.now().getTime(), log: options.log, ...options.stream });
+  pipeline.onCommitted((outcome) => {
+    stream.publish(outcome.log);
+    deliveries.notify(outcome.reactions);
+  });
   reactions.onChange((reaction) => deliveries.notify([reaction.id]));
   deliveries.start();
-  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, reactions, deliveries, clock, newId };
+  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, reactions, deliveries, stream, clock, newId };
 }

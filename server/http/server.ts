@@ -17,6 +17,7 @@ import { Router, type Route } from './router.js';
 import { InFlightTracker } from './shutdown.js';
 import { describePeer, isTransportSecure, type Peer } from './transport.js';
 import type { Area, HttpServer, HttpServerOptions, ListenResult, Reply } from './types.js';
+import { registerWebSocket } from './websocket.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 
@@ -75,6 +76,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   let listening = false;
   let draining = false;
   let closed: Promise<void> | undefined;
+  const closeSockets: (() => void)[] = [];
 
   /** Writes a handler's reply; a reply that cannot be written (bad status, unserialisable body) becomes a 500. */
   function send(exchange: Exchange, reply: Reply, area: Area): void {
@@ -274,6 +276,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       router.add(method, pattern, area, handler, bodyMode, routeOptions?.cors ?? 'private');
     },
 
+    webSocket(pattern, area, route) {
+      closeSockets.push(registerWebSocket(app, pattern, area, route, { secure, trustProxy, docsUrl: () => docsUrl, log }));
+    },
+
     async listen(): Promise<ListenResult> {
       if (closed !== undefined) throw new Error('the server is closed');
       if (listening) throw new Error('the server is already listening');
@@ -304,6 +310,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
           listenSocket = undefined;
         }
         await tracker.drained();
+        for (const closeAll of closeSockets) closeAll();
         // One turn of the loop for the last writes to leave, then drop idle keep-alive connections.
         await new Promise<void>((resolve) => setImmediate(resolve));
         app.close();

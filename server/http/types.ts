@@ -1,3 +1,5 @@
+import type { WebSocketRoute } from './websocket.js';
+
 // The public types of the HTTP layer: what a route handler receives (RequestContext), what it returns (Reply),
 // and the server's options and surface. Routes of every API area plug into this through HttpServer.route.
 
@@ -79,6 +81,8 @@ export interface ListenResult {
 
 export interface HttpServer {
   route(method: Method, pattern: string, area: Area, handler: Handler, options?: RouteOptions): void;
+  /** A WebSocket route (websocket.ts): authorised at the upgrade like a route, then a socket per client. */
+  webSocket<T>(pattern: string, area: Area, route: WebSocketRoute<T>): void;
   /** Rejects with a clear Error (e.g. "port 8080 is already in use on 127.0.0.1") when it cannot listen. */
   listen(): Promise<ListenResult>;
   /** Graceful: stop accepting, let in-flight requests finish and their responses be written, then resolve. */

@@ -2,7 +2,7 @@
 // organization, for end-to-end tests. `restart()` reopens the same directory (data must survive).
 
 import { randomUUID } from 'node:crypto';
-import { startService, type RunningService } from '../../server/app.js';
+import { startService, type RunningService, type ServiceOptions } from '../../server/app.js';
 import type { ServiceLimits } from '../../server/services.js';
 import { initialiseDataDir, type InitResult } from '../../server/bootstrap.js';
 import { tempDir } from './processes.js';
@@ -28,6 +28,8 @@ export interface TestServiceOptions {
   limits?: ServiceLimits;
   /** D43: `--cors-origins`. */
   corsOrigins?: string[];
+  /** D38: the stream's tuning (retention, slow-client bound). */
+  stream?: ServiceOptions['stream'];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -48,6 +50,7 @@ async function open(dataDir: string, keys: InitResult, options: TestServiceOptio
     trustProxy: options.trustProxy,
     limits: options.limits,
     corsOrigins: options.corsOrigins,
+    stream: options.stream,
     log: () => undefined,
   });
   const request: TestService['request'] = (method, path, opts = {}) => {
