@@ -185,10 +185,8 @@ export class DeliveryLoop {
         earliest = Math.min(earliest, record.next_at);
         continue;
       }
-      if (w.inFlight >= this.perReaction) {
-        w.again = true; // resumes when an attempt finishes
-        break;
-      }
+      // Full: the next finished attempt scans again (attempt's finally).
+      if (w.inFlight >= this.perReaction) break;
       this.attempt(id, w, target, record);
     }
     if (Number.isFinite(earliest)) this.arm(id, w, earliest);
@@ -225,6 +223,16 @@ export class DeliveryLoop {
   /** One POST: any 2xx within the timeout is success; redirects are not followed. */
   private async post(target: DeliveryTarget, record: Delivery): Promise<{ status: number | null; error: string | null }> {
     const raw = JSON.stringify(record.body);
+    // One controller per attempt, aborted by its own timer or by stop() (a combined AbortSignal.any/timeout is not
+    // reliable on Node 20).
+    const controller = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      controller.abort();
+    }, this.timeoutMs);
+    const onStop = () => controller.abort();
+    this.abort.signal.addEventListener('abort', onStop);
     try {
       const response = await this.send(target.url, {
         method: 'POST',
@@ -235,13 +243,15 @@ export class DeliveryLoop {
           'X-Audience-Signature': signDelivery(target.secret, Math.floor(this.now() / 1000), raw),
         },
         body: raw,
-        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.abort.signal]),
+        signal: controller.signal,
       });
       await response.body?.cancel().catch(() => undefined);
       return { status: response.status, error: response.status >= 200 && response.status < 300 ? null : `HTTP ${response.status}` };
     } catch (error) {
-      const name = error instanceof Error ? error.name : '';
-      return { status: null, error: name === 'TimeoutError' ? `no answer within ${this.timeoutMs} ms` : describe(error) };
+      return { status: null, error: timedOut ? `no answer within ${this.timeoutMs} ms` : describe(error) };
+    } finally {
+      clearTimeout(timer);
+      this.abort.signal.removeEventListener('abort', onStop);
     }
   }
 
