@@ -49,7 +49,7 @@ export function formatHttpError(status: number, code: number | string | undefine
 
 export class ApiClient {
   readonly baseUrl: string;
-  private readonly key: string;
+  readonly key: string;
   private readonly fetchImpl: typeof fetch;
 
   constructor(options: { url: string; key: string; fetch?: typeof fetch }) {

@@ -10,6 +10,8 @@ import { registerWorkspacesCommand } from './commands/workspaces.js';
 import { registerKeysCommand } from './commands/keys.js';
 import { registerCohortsCommand } from './commands/cohorts.js';
 import { registerImportsCommand } from './commands/imports/index.js';
+import { registerReactionsCommand } from './commands/reactions.js';
+import { registerStreamCommand } from './commands/stream.js';
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('audience')
@@ -27,6 +29,8 @@ export function buildProgram(io: CliIo): Command {
   registerKeysCommand(program, io);
   registerCohortsCommand(program, io);
   registerImportsCommand(program, io);
+  registerReactionsCommand(program, io);
+  registerStreamCommand(program, io);
   return program;
 }
 

@@ -173,4 +173,25 @@ describe('the delivery loop (D37)', () => {
     expect(receiver.received.slice(3).map((r) => r.body.id).sort()).toEqual(ds.map((d) => d.body.id).sort());
     expect(receiver.received.slice(3).every((r) => r.answered === 200)).toBe(true);
   });
+
+  it('prunes delivered records after a day and failed ones after a week; pending ones stay', async () => {
+    const store = new MemoryStore();
+    const now = Date.now();
+    const put = async (status: Delivery['status'], ageMs: number) => {
+      const d = await enqueue(store, `u${seq}`, now - ageMs);
+      await store.batch([{ type: 'put', key: reactionsKeys.delivery(R, d.seq), value: { ...d, status, last_attempt_at: now - ageMs } }]);
+      return d.seq;
+    };
+    const oldDelivered = await put('delivered', 25 * 3_600_000);
+    const newDelivered = await put('delivered', 3_600_000);
+    const oldFailed = await put('failed', 8 * 24 * 3_600_000);
+    const newFailed = await put('failed', 2 * 24 * 3_600_000);
+    const oldPending = await put('pending', 30 * 24 * 3_600_000);
+    const loop = new DeliveryLoop({ store, target: () => undefined, reactionIds: () => [R] });
+    loops.push(loop);
+    expect(await loop.prune()).toBe(2);
+    for (const [s, kept] of [[oldDelivered, false], [newDelivered, true], [oldFailed, false], [newFailed, true], [oldPending, true]] as const) {
+      expect((await record(store, s)) !== undefined, `record ${s}`).toBe(kept);
+    }
+  });
 });

@@ -45,6 +45,9 @@ export interface DeliveryLoopOptions {
   readonly window?: number;
   readonly log?: (line: string) => void;
   readonly onOutcome?: (outcome: DeliveryOutcome) => void;
+  /** Delivered records are kept this long after their last attempt (default 24 h), failed ones `keepFailedMs` (7 days). */
+  readonly keepDeliveredMs?: number;
+  readonly keepFailedMs?: number;
 }
 
 export interface DeliveryStats {
@@ -84,6 +87,7 @@ export class DeliveryLoop {
   private readonly perReaction: number;
   private readonly window: number;
   private readonly log: (line: string) => void;
+  private pruneTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: DeliveryLoopOptions) {
     this.now = options.now ?? Date.now;
@@ -100,6 +104,36 @@ export class DeliveryLoop {
 
   start(): void {
     this.notify(this.options.reactionIds());
+    this.pruneTimer = setInterval(() => void this.prune().catch((error: unknown) => this.log(`reactions: pruning deliveries failed: ${String(error)}`)), 3_600_000);
+    this.pruneTimer.unref();
+  }
+
+  /**
+   * Deletes delivered records older than `keepDeliveredMs` and failed ones older than `keepFailedMs` (by their last
+   * attempt), so the outbox does not grow forever; pending ones stay. Bounded batches, oldest first per reaction.
+   */
+  async prune(): Promise<number> {
+    const now = this.now();
+    const keepDelivered = this.options.keepDeliveredMs ?? 24 * 3_600_000;
+    const keepFailed = this.options.keepFailedMs ?? 7 * 24 * 3_600_000;
+    let deleted = 0;
+    for (const id of this.options.reactionIds()) {
+      const prefix = reactionsKeys.deliveryPrefix(id);
+      let ops: { type: 'del'; key: string }[] = [];
+      for await (const [key, d] of this.options.store.iterate<Delivery>({ gte: prefix, lt: prefixEnd(prefix) })) {
+        if (this.stopped) return deleted;
+        const last = d.last_attempt_at ?? d.created_at;
+        if ((d.status === 'delivered' && now - last > keepDelivered) || (d.status === 'failed' && now - last > keepFailed)) ops.push({ type: 'del', key });
+        if (ops.length >= 1000) {
+          await this.options.store.batch(ops);
+          deleted += ops.length;
+          ops = [];
+        }
+      }
+      if (ops.length > 0) await this.options.store.batch(ops);
+      deleted += ops.length;
+    }
+    return deleted;
   }
 
   /** New pending deliveries (a commit, a retry) or a changed reaction: look at their queues. */
@@ -116,6 +150,7 @@ export class DeliveryLoop {
   /** Stops scanning and aborts attempts in flight; their deliveries stay pending as stored (sent again later). */
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.pruneTimer !== undefined) clearInterval(this.pruneTimer);
     for (const w of this.work.values()) if (w.timer !== undefined) clearTimeout(w.timer);
     this.abort.abort();
     await Promise.allSettled([...this.inFlight]);
