@@ -27,6 +27,8 @@ interface ServeOptions {
   stateCacheBytes?: string;
   maxEventNames: string;
   schemaCacheBytes: string;
+  deliveryHorizon: string;
+  streamRetention: string;
 }
 
 export function registerServeCommand(program: Command, io: CliIo): void {
@@ -49,6 +51,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .option('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`)
     .option('--max-event-names <n>', 'distinct event names per organization (D40)', '10000')
     .option('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024))
+    .option('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24')
+    .option('--stream-retention <hours>', 'how long the transitions log keeps transitions for stream cursors (D38; at least 24)', '48')
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
@@ -79,6 +83,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
           maxEventNames: parseInteger(options.maxEventNames, '--max-event-names', 1, 100_000_000),
           schemaCacheBytes: parseInteger(options.schemaCacheBytes, '--schema-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
         },
+        delivery: { horizonMs: parseInteger(options.deliveryHorizon, '--delivery-horizon', 1, 24 * 365) * 3_600_000 },
+        stream: { retentionMs: parseInteger(options.streamRetention, '--stream-retention', 24, 24 * 365) * 3_600_000 },
       });
       // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
       const stopped = waitForStopSignal();

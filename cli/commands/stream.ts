@@ -8,14 +8,7 @@ import { CliError, type CliIo } from '../io.js';
 import { clientFor, parseErrorResponse } from '../client.js';
 import { CONNECTION_HELP } from '../format.js';
 
-interface StreamMessage {
-  cursor: string;
-  kind: string;
-  cohort: { id: string; code: number };
-  user_id: string;
-  time: string;
-  event_id: string | null;
-}
+import type { StreamMessage } from '../../server/reactions/stream/hub.js';
 
 const CLOSE_REASONS: Record<number, string> = {
   4410: 'the cursor is older than the transitions the server keeps (start without --after)',

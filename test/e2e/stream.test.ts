@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
+import type { StreamMessage } from '../../server/reactions/stream/hub.js';
 
 let h: TestService;
 const sockets: WebSocket[] = [];
@@ -19,25 +20,17 @@ afterEach(async () => {
   await h.close();
 });
 
-interface Message {
-  cursor: string;
-  kind: string;
-  cohort: { id: string; code: number };
-  user_id: string;
-  time: string;
-  event_id: string | null;
-}
 
 interface Client {
-  readonly messages: Message[];
+  readonly messages: StreamMessage[];
   until(count: number, what: string): Promise<void>;
 }
 
 function connect(query: string, key: string = h.keys.private_key): Promise<Client> {
   const socket = new WebSocket(`${h.url.replace('http', 'ws')}/reactions-api/v1/stream${query}`, { headers: { 'X-API-Key': key } });
   sockets.push(socket);
-  const messages: Message[] = [];
-  socket.on('message', (data) => messages.push(JSON.parse(String(data)) as Message));
+  const messages: StreamMessage[] = [];
+  socket.on('message', (data) => messages.push(JSON.parse(String(data)) as StreamMessage));
   return new Promise((resolve, reject) => {
     socket.once('open', () =>
       resolve({

@@ -30,6 +30,19 @@ export function parsePosition(text: string): StreamPosition | undefined {
   return { cursor: Number(match[1]), index: match[2] === undefined ? Number.MAX_SAFE_INTEGER : Number(match[2]) };
 }
 
+/** One frame of the stream (D38). */
+export interface StreamMessage {
+  /** `"{entry}.{index}"`: pass it back as `after` to resume right after this transition. */
+  readonly cursor: string;
+  readonly kind: 'entered' | 'exited';
+  readonly cohort: { readonly id: string; readonly code: number };
+  readonly user_id: string;
+  /** ISO 8601 time of the transition. */
+  readonly time: string;
+  /** The causing event's id; null for a deadline (D36) or a re-evaluation. */
+  readonly event_id: string | null;
+}
+
 export interface StreamSocket {
   send(text: string): boolean;
   bufferedAmount(): number;
@@ -215,7 +228,7 @@ export class StreamHub {
       if ((s.sub.only !== undefined && !s.sub.only.has(t.cohort)) || !s.sub.canSee(t.cohort)) continue;
       const id = s.sub.cohortId(t.cohort);
       if (id === undefined) continue;
-      const message = { cursor: `${cursor}.${i}`, kind: t.kind, cohort: { id, code: t.cohort }, user_id: entry.user, time: new Date(t.time).toISOString(), event_id: entry.event_id };
+      const message: StreamMessage = { cursor: `${cursor}.${i}`, kind: t.kind, cohort: { id, code: t.cohort }, user_id: entry.user, time: new Date(t.time).toISOString(), event_id: entry.event_id };
       s.socket.send(JSON.stringify(message));
       if (s.socket.bufferedAmount() > this.maxBuffered) {
         this.drop(s, 4429, 'the client reads too slowly');
