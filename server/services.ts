@@ -69,7 +69,7 @@ export interface ServicesOptions {
   /** D40 limits (defaults in the areas that enforce them). */
   readonly limits?: ServiceLimits;
   /** D37 delivery tuning (retry timing, horizon, timeouts; tests shorten them). */
-  readonly delivery?: Pick<DeliveryLoopOptions, 'timeoutMs' | 'firstRetryMs' | 'maxRetryMs' | 'horizonMs' | 'perReaction'>;
+  readonly delivery?: Pick<DeliveryLoopOptions, 'timeoutMs' | 'firstRetryMs' | 'maxRetryMs' | 'horizonMs' | 'perEndpoint'>;
   /** D38 stream tuning (retention of the transitions log, the slow-client bound). */
   readonly stream?: Pick<StreamHubOptions, 'retentionMs' | 'maxBufferedBytes'>;
   readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk' | 'deadlines'> & {

@@ -118,3 +118,19 @@ describe('time passes (D36)', () => {
     expect(read.body.cohorts).toEqual([]);
   });
 });
+
+describe('backfill computes deadlines (D36, D19)', () => {
+  it('a cohort created after a view catches the user up (no webhook for replayed history), then the exit comes at the deadline', async () => {
+    const user = randomUUID();
+    await track(user, 'Pageview');
+    const recent = await cohort('Viewed in the last 2 seconds', { event: 'Pageview', during: { the_last: { value: 2, unit: 'seconds' } } });
+    const onEntry = await reaction('active', recent.id, 'on_entry');
+    const onExit = await reaction('lapsed', recent.id, 'on_exit');
+    const size = async () => (await h.json<{ live_audience_size: number }>('GET', `/cohorts-api/v2/cohorts/${recent.id}`)).body.live_audience_size;
+    await receiver.until((got) => got.some((r) => r.body?.reaction_id === onExit.id), 'the exit at the deadline the catch-up indexed');
+    expect(await size()).toBe(0);
+    // The entry came from replayed history (the sweep), which fires nothing; the exit is live, at the deadline.
+    expect(receiver.received.filter((r) => r.body?.reaction_id === onEntry.id)).toEqual([]);
+    expect(receiver.received.find((r) => r.body?.reaction_id === onExit.id)?.body).toMatchObject({ user_id: user, event_id: null });
+  });
+});

@@ -148,7 +148,7 @@ describe('the delivery loop (D37)', () => {
       open--;
       return new Response('ok', { status: 200 });
     }) as unknown as typeof fetch;
-    const loop = start(store, () => ({ url: 'http://127.0.0.1:9/', secret: SECRET, state: 'Enabled' }), { fetch: slowFetch, perReaction: 4 });
+    const loop = start(store, () => ({ url: 'http://127.0.0.1:9/', secret: SECRET, state: 'Enabled' }), { fetch: slowFetch, perEndpoint: 4 });
     await until(() => answers.length === 4, 'four attempts');
     await new Promise((resolve) => setTimeout(resolve, 30));
     expect(loop.stats().inFlight).toBe(4);
@@ -158,6 +158,37 @@ describe('the delivery loop (D37)', () => {
     }
     expect(peak).toBe(4);
     expect(loop.stats().delivered).toBe(300);
+  });
+
+  it('two reactions sending to one endpoint share its in-flight bound', async () => {
+    const store = new MemoryStore();
+    const other = 'reaction-2';
+    for (let i = 0; i < 20; i++) {
+      const d = await enqueue(store, `user-${i}`);
+      await store.batch([
+        { type: 'put', key: reactionsKeys.delivery(other, d.seq), value: { ...d, body: { ...d.body, reaction_id: other } } },
+        { type: 'put', key: reactionsKeys.pending(other, d.seq), value: d.body.user_id },
+      ]);
+    }
+    let open = 0;
+    let peak = 0;
+    const answers: Array<() => void> = [];
+    const slowFetch = (async () => {
+      open++;
+      peak = Math.max(peak, open);
+      await new Promise<void>((resolve) => answers.push(resolve));
+      open--;
+      return new Response('ok', { status: 200 });
+    }) as unknown as typeof fetch;
+    const loop = new DeliveryLoop({ store, target: () => ({ url: 'http://127.0.0.1:9/hook', secret: SECRET, state: 'Enabled' }), reactionIds: () => [R, other], fetch: slowFetch, perEndpoint: 3 });
+    loops.push(loop);
+    loop.start();
+    await until(() => answers.length === 3, 'three attempts');
+    while (loop.stats().delivered < 40) {
+      answers.splice(0).forEach((answer) => answer());
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+    expect(peak).toBe(3);
   });
 
   it('a restart (a new loop over the same store) sends what was left pending, under the same ids', async () => {

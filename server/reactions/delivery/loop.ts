@@ -39,8 +39,8 @@ export interface DeliveryLoopOptions {
   readonly firstRetryMs?: number;
   readonly maxRetryMs?: number;
   readonly horizonMs?: number;
-  /** Attempts in flight per reaction (default 8). */
-  readonly perReaction?: number;
+  /** Attempts in flight per endpoint (the webhook URL's origin, whatever reactions share it; default 8). */
+  readonly perEndpoint?: number;
   /** Queue entries read per scan of a reaction (default 256). */
   readonly window?: number;
   readonly log?: (line: string) => void;
@@ -67,10 +67,14 @@ interface ReactionWork {
   again: boolean;
   timer: NodeJS.Timeout | undefined;
   wakeAt: number;
+  /** Held back by its endpoint's in-flight bound. */
+  waiting: boolean;
 }
 
 export class DeliveryLoop {
   private readonly work = new Map<string, ReactionWork>();
+  /** Attempts in flight per endpoint (URL origin), across the reactions sending there. */
+  private readonly endpoints = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private stopped = false;
@@ -84,7 +88,7 @@ export class DeliveryLoop {
   private readonly firstRetryMs: number;
   private readonly maxRetryMs: number;
   private readonly horizonMs: number;
-  private readonly perReaction: number;
+  private readonly perEndpoint: number;
   private readonly window: number;
   private readonly log: (line: string) => void;
   private pruneTimer: NodeJS.Timeout | undefined;
@@ -97,7 +101,7 @@ export class DeliveryLoop {
     this.firstRetryMs = options.firstRetryMs ?? 1000;
     this.maxRetryMs = options.maxRetryMs ?? 600_000;
     this.horizonMs = options.horizonMs ?? 24 * 3_600_000;
-    this.perReaction = Math.max(1, options.perReaction ?? 8);
+    this.perEndpoint = Math.max(1, options.perEndpoint ?? 8);
     this.window = Math.max(1, options.window ?? 256);
     this.log = options.log ?? (() => undefined);
   }
@@ -159,7 +163,7 @@ export class DeliveryLoop {
   private workOf(id: string): ReactionWork {
     let w = this.work.get(id);
     if (w === undefined) {
-      w = { inFlight: 0, busy: new Set(), scanning: false, again: false, timer: undefined, wakeAt: Number.POSITIVE_INFINITY };
+      w = { inFlight: 0, busy: new Set(), scanning: false, again: false, timer: undefined, wakeAt: Number.POSITIVE_INFINITY, waiting: false };
       this.work.set(id, w);
     }
     return w;
@@ -220,8 +224,11 @@ export class DeliveryLoop {
         earliest = Math.min(earliest, record.next_at);
         continue;
       }
-      // Full: the next finished attempt scans again (attempt's finally).
-      if (w.inFlight >= this.perReaction) break;
+      // Full: the next finished attempt to this endpoint scans again (attempt's finally).
+      if ((this.endpoints.get(endpointOf(target.url)) ?? 0) >= this.perEndpoint) {
+        w.waiting = true;
+        break;
+      }
       this.attempt(id, w, target, record);
     }
     if (Number.isFinite(earliest)) this.arm(id, w, earliest);
@@ -241,16 +248,27 @@ export class DeliveryLoop {
 
   private attempt(id: string, w: ReactionWork, target: DeliveryTarget, record: Delivery): void {
     const user = record.body.user_id;
+    const endpoint = endpointOf(target.url);
+    this.endpoints.set(endpoint, (this.endpoints.get(endpoint) ?? 0) + 1);
     w.inFlight++;
     w.busy.add(user);
     const running = this.post(target, record)
       .then((answer) => (this.stopped ? undefined : this.record(id, record, answer)))
       .catch((error: unknown) => this.log(`reactions: recording delivery ${record.body.id} failed (sent again later): ${String(error)}`))
       .finally(() => {
+        const left = (this.endpoints.get(endpoint) ?? 1) - 1;
+        if (left === 0) this.endpoints.delete(endpoint);
+        else this.endpoints.set(endpoint, left);
         w.inFlight--;
         w.busy.delete(user);
         this.inFlight.delete(running);
         this.pump(id);
+        // Other reactions sending to the same endpoint may have been held back by its bound.
+        for (const [other, ow] of this.work) {
+          if (other === id || !ow.waiting) continue;
+          ow.waiting = false;
+          this.pump(other);
+        }
       });
     this.inFlight.add(running);
   }
@@ -322,6 +340,15 @@ export class DeliveryLoop {
     else if (result === 'failed') this.failed++;
     else this.retried++;
     this.options.onOutcome?.({ reactionId: id, delivery: next, result });
+  }
+}
+
+/** The endpoint a URL sends to: its origin (scheme, host, port). */
+function endpointOf(url: string): string {
+  try {
+    return new URL(url).origin;
+  } catch {
+    return url;
   }
 }
 
