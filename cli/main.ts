@@ -1,6 +1,7 @@
 // The `audience` program: buildProgram(io) assembles the commander tree, runCli maps outcomes to exit codes
 // (0 success, 1 error with one line on stderr, 2 usage error with help), as operations.md requires.
 
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CliError, type CliIo } from './io.js';
 import { registerInitCommand } from './commands/init.js';
@@ -20,6 +21,7 @@ export function buildProgram(io: CliIo): Command {
     // No default from the environment here: commander prints defaults in --help, and the key is a secret.
     .option('--key <key>', 'API key (env AUDIENCE_KEY)')
     .option('--json', 'machine-readable output')
+    .version(packageVersion(), '-V, --version', 'print the version')
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data\n  $ audience init --data ./data --json');
   configureForIo(program, io);
   registerInitCommand(program, io);
@@ -32,6 +34,19 @@ export function buildProgram(io: CliIo): Command {
   registerReactionsCommand(program, io);
   registerStreamCommand(program, io);
   return program;
+}
+
+/** package.json's version: two folders above dist/cli/main.js, one above cli/main.ts (tests run the sources). */
+function packageVersion(): string {
+  for (const path of ['../../package.json', '../package.json']) {
+    try {
+      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'audience' && typeof pkg.version === 'string') return pkg.version;
+    } catch {
+      // not there: the other layout
+    }
+  }
+  return 'unknown';
 }
 
 /** Applies io-bound output and exit handling to a command; subcommands inherit it when created with .command(). */

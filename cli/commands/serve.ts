@@ -2,7 +2,7 @@
 // (stop accepting, finish in-flight requests, flush, close the store, exit 0), as operations.md describes.
 
 import { availableParallelism } from 'node:os';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { CliError, type CliIo } from '../io.js';
 import { startService } from '../../server/app.js';
 import { parseCorsOrigin } from '../../server/http/cors.js';
@@ -31,28 +31,38 @@ interface ServeOptions {
   streamRetention: string;
 }
 
+/**
+ * operations.md (second round): every `serve` flag also reads an environment variable, AUDIENCE_ + the flag's name in
+ * capitals with underscores (`--state-cache-bytes` ← AUDIENCE_STATE_CACHE_BYTES); the flag wins; `--help` shows it.
+ */
+function envOption(flags: string, description: string, defaultValue?: string): Option {
+  const name = (/--([a-z-]+)/.exec(flags) as RegExpExecArray)[1] as string;
+  const option = new Option(flags, description).env(`AUDIENCE_${name.toUpperCase().replace(/-/g, '_')}`);
+  return defaultValue === undefined ? option : option.default(defaultValue);
+}
+
 export function registerServeCommand(program: Command, io: CliIo): void {
   program
     .command('serve')
     .description('serve the HTTP API over a data directory (initialising it when empty)')
-    .requiredOption('--data <dir>', 'data directory')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', '8080')
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
-    .option('--threads <n>', `partition owners: piscina worker threads keeping users' states resident; 0 evaluates in the main thread (default ${defaultThreads()}: one per core beyond the first, at least one)`)
-    .option('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key')
-    .option('--tls-key <file>', 'TLS private key (PEM)')
-    .option('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)')
-    .option('--fsync', 'fsync every group commit: acknowledged writes survive power loss, not only a crash')
-    .option('--docs-url <url>', 'base address of the error documentation pages')
-    .option('--cors-origins <origins>', 'comma-separated origins (https://example.com) browsers may call from; narrows public routes, opens private ones (D43)')
-    .option('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024))
-    .option('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60')
-    .option('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000')
-    .option('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`)
-    .option('--max-event-names <n>', 'distinct event names per organization (D40)', '10000')
-    .option('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024))
-    .option('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24')
-    .option('--stream-retention <hours>', 'how long the transitions log keeps transitions for stream cursors (D38; at least 24)', '48')
+    .addOption(envOption('--data <dir>', 'data directory').makeOptionMandatory())
+    .addOption(envOption('--port <port>', 'port to listen on (0 picks a free one)', '8080'))
+    .addOption(envOption('--host <host>', 'address to listen on', '127.0.0.1'))
+    .addOption(envOption('--threads <n>', `partition owners: piscina worker threads keeping users' states resident; 0 evaluates in the main thread (default ${defaultThreads()}: one per core beyond the first, at least one)`))
+    .addOption(envOption('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key'))
+    .addOption(envOption('--tls-key <file>', 'TLS private key (PEM)'))
+    .addOption(envOption('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)'))
+    .addOption(envOption('--fsync', 'fsync every group commit: acknowledged writes survive power loss, not only a crash'))
+    .addOption(envOption('--docs-url <url>', 'base address of the error documentation pages'))
+    .addOption(envOption('--cors-origins <origins>', 'comma-separated origins (https://example.com) browsers may call from; narrows public routes, opens private ones (D43)'))
+    .addOption(envOption('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024)))
+    .addOption(envOption('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60'))
+    .addOption(envOption('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000'))
+    .addOption(envOption('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`))
+    .addOption(envOption('--max-event-names <n>', 'distinct event names per organization (D40)', '10000'))
+    .addOption(envOption('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024)))
+    .addOption(envOption('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24'))
+    .addOption(envOption('--stream-retention <hours>', 'how long the transitions log keeps transitions for stream cursors (D38; at least 24)', '48'))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);

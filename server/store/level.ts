@@ -1,10 +1,10 @@
-// The LevelDB Store: classic-level with utf8 keys and msgpackr-packed values (stored as byte views).
+// The LevelDB Store: `level` (classic-level in Node) with utf8 keys and msgpackr-packed values (stored as byte views).
 // Opening a directory another process or instance holds fails with StoreLockedError.
 // A failed write (a full disk) leaves LevelDB unusable for writes until it is reopened: a sticky background error,
 // or a log with a torn record that later records must not follow. RecoveringStore reopens it by itself.
 
 import { statfs } from 'node:fs/promises';
-import { ClassicLevel } from 'classic-level';
+import { Level } from 'level';
 import { Packr } from 'msgpackr';
 import type { BatchOp, BatchOptions, RangeOptions, Store } from './contract.js';
 
@@ -26,7 +26,7 @@ export function encodeValue(value: unknown): Uint8Array {
   return packr.pack(value) as Uint8Array;
 }
 
-type Db = ClassicLevel<string, Uint8Array>;
+type Db = Level<string, Uint8Array>;
 
 export interface LevelStoreOptions {
   /** Where the store reports failed writes and reopening; default silent. */
@@ -40,7 +40,7 @@ export async function openLevelStore(dir: string, options: LevelStoreOptions = {
 }
 
 async function openRawLevelStore(dir: string): Promise<Store> {
-  const db: Db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+  const db: Db = new Level<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
   try {
     await db.open();
   } catch (error) {

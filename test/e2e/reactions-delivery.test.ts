@@ -91,9 +91,10 @@ describe('webhook deliveries (D37)', () => {
     expect(receiver.received.map((r) => r.answered)).toEqual([500, 200]);
     expect(receiver.received[1]?.body).toEqual(receiver.received[0]?.body);
     expect(receiver.received[1]?.headers['x-audience-delivery']).toBe(receiver.received[0]?.body.id);
-    const listed = await h.json<Array<{ id: string; status: string; attempts: number; last_status: number }>>('GET', `/reactions-api/v1/reactions/${onEntry.id}/deliveries?status=delivered`);
-    expect(listed.status).toBe(200);
-    expect(listed.body.map((d) => [d.id, d.status, d.attempts, d.last_status])).toEqual([[receiver.received[0]?.body.id, 'delivered', 2, 200]]);
+    // The receiver has answered; the loop records the outcome right after.
+    const delivered = async () =>
+      (await h.json<Array<{ id: string; status: string; attempts: number; last_status: number }>>('GET', `/reactions-api/v1/reactions/${onEntry.id}/deliveries?status=delivered`)).body.map((d) => [d.id, d.status, d.attempts, d.last_status]);
+    await expect.poll(delivered, { timeout: 5000 }).toEqual([[receiver.received[0]?.body.id, 'delivered', 2, 200]]);
   });
 });
 
