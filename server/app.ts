@@ -14,6 +14,7 @@ import { registerSegmentationRoutes } from './routes/segmentation/index.js';
 import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
 import { registerReactionsRoutes } from './routes/reactions.js';
 import { registerStreamRoute } from './routes/stream.js';
+import { createMetrics, type ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
   dataDir: string;
@@ -35,6 +36,8 @@ export interface ServiceOptions {
   /** D37/D38 tuning (tests and benchmarks): webhook retries and timeouts, the stream's retention and slow-client bound. */
   delivery?: ServicesOptions['delivery'];
   stream?: ServicesOptions['stream'];
+  /** `GET /metrics` (Prometheus text, no key); default on (`serve --metrics off` turns it off). */
+  metrics?: boolean;
   /** Tests fix the clock and ids; a served instance uses the wall clock and random UUIDs. */
   clock?: Clock;
   newId?: () => string;
@@ -66,6 +69,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       delivery: options.delivery,
       stream: options.stream,
     });
+    let metrics: ServiceMetrics | undefined;
     const http = createHttpServer({
       host: options.host,
       port: options.port,
@@ -75,6 +79,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       bodyLimit: options.bodyLimit,
       corsOrigins: options.corsOrigins,
       log,
+      onResponse: (info) => metrics?.observeResponse(info),
     });
     registerAdminRoutes(http, services);
     registerCohortsRoutes(http, services);
@@ -84,6 +89,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registerTaxonomyRoutes(http, services);
     registerReactionsRoutes(http, services);
     registerStreamRoute(http, services);
+    if (options.metrics !== false) {
+      const created = createMetrics(services, options.dataDir, () => segmentation.totals().dropped);
+      metrics = created;
+      http.route('GET', '/metrics', 'plain', async () => ({ status: 200, text: await created.registry.metrics(), contentType: created.registry.contentType }), { body: 'none' });
+    }
     let listening: { url: string; port: number };
     try {
       listening = await http.listen();

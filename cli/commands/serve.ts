@@ -29,6 +29,7 @@ interface ServeOptions {
   schemaCacheBytes: string;
   deliveryHorizon: string;
   streamRetention: string;
+  metrics: string;
 }
 
 /**
@@ -63,6 +64,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024)))
     .addOption(envOption('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24'))
     .addOption(envOption('--stream-retention <hours>', 'how long the transitions log keeps transitions for stream cursors (D38; at least 24)', '48'))
+    .addOption(envOption('--metrics <on|off>', 'serve GET /metrics (Prometheus text, no key)', 'on'))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
@@ -74,7 +76,9 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const created = await initialiseDataDir(options.data, 'Default organization');
       if (created !== 'already-initialised') io.stdout(describeKeys(created));
 
+      if (options.metrics !== 'on' && options.metrics !== 'off') throw new CliError(`--metrics must be on or off, not "${options.metrics}"`, 2);
       const service = await startService({
+        metrics: options.metrics === 'on',
         dataDir: options.data,
         host: options.host,
         port,

@@ -14,5 +14,6 @@ export type {
   Method,
   Reply,
   RequestContext,
+  ResponseInfo,
   RouteOptions,
 } from './types.js';

@@ -41,6 +41,11 @@ export class Exchange {
   closeConnection = false;
   /** D43: CORS headers (Vary, Allow-Origin, Expose-Headers) written on whatever response this exchange sends. */
   corsHeaders: Readonly<Record<string, string>> | undefined;
+  /** For the access log and metrics: the request's method, the route pattern it matched, its error code if any. */
+  method = '';
+  route = 'unmatched';
+  errorCode: number | undefined;
+  readonly startedAt = performance.now();
 
   constructor(
     readonly res: HttpResponse,

@@ -113,6 +113,20 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       log(`request ${exchange.requestId}: writing the response failed: ${(error as Error)?.stack ?? String(error)}`);
       exchange.drop();
     }
+    if (options.onResponse !== undefined) {
+      try {
+        options.onResponse({
+          requestId: exchange.requestId,
+          method: exchange.method,
+          route: exchange.route,
+          status: out.status,
+          durationMs: performance.now() - exchange.startedAt,
+          ...(exchange.errorCode === undefined ? {} : { code: exchange.errorCode }),
+        });
+      } catch {
+        // an observer never breaks a response
+      }
+    }
   }
 
   /** Renders a thrown value: a ServiceError in the area's envelope; anything else as 500 code 5000, logged. */
@@ -126,6 +140,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       serviceError = new ServiceError(5000, 'An unexpected error occurred; contact support with the request id.');
     }
     const rendered = renderError(area, serviceError, exchange.requestId, docsUrl);
+    exchange.errorCode = serviceError.code;
     write(exchange, {
       status: rendered.status,
       contentType: 'application/json',
@@ -185,6 +200,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     const headers = readHeaders(req);
     const peer = describePeer(Buffer.from(res.getRemoteAddressAsText()).toString('latin1'));
     const match = router.match(method, path);
+    exchange.method = method;
+    if (match.kind === 'found') exchange.route = match.route.pattern;
     // D43: every response of the path, errors included, carries the CORS headers its policy gives this origin.
     const policy: CorsPolicy = match.kind === 'found' ? match.route.cors : match.kind === 'method-not-allowed' ? match.cors : 'private';
     exchange.corsHeaders = cors.headers(policy, headers['origin']);

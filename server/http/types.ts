@@ -72,6 +72,20 @@ export interface HttpServerOptions {
   corsOrigins?: readonly string[];
   /** Where unexpected errors (with request id and stack) are logged; default stderr. */
   log?: (line: string) => void;
+  /** Called once per response written (access log, metrics); must not throw (a throw is ignored). */
+  onResponse?: (info: ResponseInfo) => void;
+}
+
+/** One answered request, for the access log and the metrics. */
+export interface ResponseInfo {
+  readonly requestId: string;
+  readonly method: string;
+  /** The route pattern matched (`/cohorts-api/v2/cohorts/:cohortId`), or `unmatched`. */
+  readonly route: string;
+  readonly status: number;
+  readonly durationMs: number;
+  /** The error envelope's code (D10–D13), when the answer is an error. */
+  readonly code?: number;
 }
 
 export interface ListenResult {

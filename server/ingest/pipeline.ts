@@ -22,7 +22,7 @@ import { AudienceSizes } from './tick/sizes.js';
 import { StateCache, userKey, type CachedUser } from './state/cache.js';
 import { GroupScheduler } from './lanes/groups.js';
 import type { TickEnv } from './tick/tick.js';
-import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PlanSource } from './types.js';
+import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PipelineStats, PlanSource } from './types.js';
 import { partitionOf } from '../domain/events/index.js';
 import type { ReactionLookup } from '../domain/reactions/contract.js';
 import { loadCursors, type Committed, type Cursors } from './tick/commit-log.js';
@@ -116,6 +116,7 @@ export class Pipeline implements IngestPipeline {
   private readonly scheduler: GroupScheduler;
   private closing: Promise<void> | undefined;
   private readonly listeners: ((outcome: Committed) => void)[] = [];
+  private readonly deadlineListeners: ((lagMs: number) => void)[] = [];
   private readonly deadlines: DeadlineScheduler | undefined;
 
   constructor(options: IngestOptions, partitions: number, sizes: AudienceSizes, lastSeqs: readonly number[], cursors: Cursors = { log: 0, outbox: 0 }) {
@@ -168,6 +169,9 @@ export class Pipeline implements IngestPipeline {
         partitions,
         now: this.now,
         evaluate: (org, user, at, due) => this.evaluateDue(org, user, at, due),
+        onEvaluated: (lag) => {
+          for (const listener of this.deadlineListeners) listener(lag);
+        },
         log,
       });
       this.deadlines.start();
@@ -194,6 +198,10 @@ export class Pipeline implements IngestPipeline {
 
   onCommitted(listener: (outcome: Committed) => void): void {
     this.listeners.push(listener);
+  }
+
+  onDeadline(listener: (lagMs: number) => void): void {
+    this.deadlineListeners.push(listener);
   }
 
   holdRecentIds(): RecentIdsHold {
@@ -276,6 +284,12 @@ export class Pipeline implements IngestPipeline {
   close(): Promise<void> {
     this.closing ??= this.shutDown();
     return this.closing;
+  }
+
+  stats(): PipelineStats {
+    let queued = 0;
+    for (const lane of this.lanes) queued += lane.load;
+    return { queued, cacheBytes: this.cache.bytes, cacheEntries: this.cache.size, cacheHits: this.cache.hits, cacheMisses: this.cache.misses };
   }
 
   deadlineStats(): DeadlineStats | undefined {

@@ -48,6 +48,15 @@ export interface ContextSource {
   contextFor(org: string, user: string): Promise<SegmentContext>;
 }
 
+export interface PipelineStats {
+  /** Weight of the items queued or parked in every lane. */
+  readonly queued: number;
+  readonly cacheBytes: number;
+  readonly cacheEntries: number;
+  readonly cacheHits: number;
+  readonly cacheMisses: number;
+}
+
 export interface IngestPipeline {
   /** Partitions of the data directory (fixed when it was created). */
   readonly partitions: number;
@@ -65,6 +74,10 @@ export interface IngestPipeline {
    * `due` and indexes the next deadline. Resolves once durable.
    */
   evaluateDue(org: string, user: string, at: number, due: string): Promise<void>;
+  /** Gauges for the metrics: items waiting in the lanes, the resident states' cache. */
+  stats(): PipelineStats;
+  /** D36: called with each committed deadline re-evaluation's lag from its deadline, ms. */
+  onDeadline(listener: (lagMs: number) => void): void;
   /** D36: the deadline scheduler's counters and recent lags (undefined when it does not run). */
   deadlineStats(): DeadlineStats | undefined;
   /** The user's current memberships (sorted cohort codes). */

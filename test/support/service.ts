@@ -30,6 +30,8 @@ export interface TestServiceOptions {
   corsOrigins?: string[];
   /** D38: the stream's tuning (retention, slow-client bound). */
   stream?: ServiceOptions['stream'];
+  /** `GET /metrics` (default on). */
+  metrics?: boolean;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -51,6 +53,7 @@ async function open(dataDir: string, keys: InitResult, options: TestServiceOptio
     limits: options.limits,
     corsOrigins: options.corsOrigins,
     stream: options.stream,
+    metrics: options.metrics,
     log: () => undefined,
   });
   const request: TestService['request'] = (method, path, opts = {}) => {

@@ -25,6 +25,8 @@ export interface DeadlineSchedulerOptions {
   readonly log: (line: string) => void;
   /** Re-evaluations handed out and not yet committed (default 4,096): the scan waits past this. */
   readonly maxInFlight?: number;
+  /** Each committed re-evaluation's lag from its deadline, ms (metrics). */
+  readonly onEvaluated?: (lagMs: number) => void;
 }
 
 export interface DeadlineStats {
@@ -146,7 +148,9 @@ export class DeadlineScheduler {
       .evaluate(parsed.org, parsed.user, parsed.at, entryKey)
       .then(() => {
         this.evaluated++;
-        this.noteLag(this.options.now() - parsed.at);
+        const lag = this.options.now() - parsed.at;
+        this.noteLag(lag);
+        this.options.onEvaluated?.(lag);
       })
       .catch((error: unknown) => {
         this.failed++;

@@ -61,8 +61,15 @@ export class StateCache {
   }
 
   /** The entry, now the most recently used. */
+  /** Lookups that found the user resident / not (the metrics' hit rate). */
+  hits = 0;
+  misses = 0;
+
   get(key: string): CachedUser | undefined {
-    return this.lru.get(key);
+    const entry = this.lru.get(key);
+    if (entry === undefined) this.misses++;
+    else this.hits++;
+    return entry;
   }
 
   /** The entry without touching its recency. */

@@ -29,6 +29,9 @@ export interface Committed {
   readonly reactions: ReadonlySet<string>;
   /** Deadlines written to the index (D36). */
   readonly deadlines: readonly number[];
+  /** New events the batch stored, and how long the group took from its start to its commit (metrics). */
+  readonly events: number;
+  readonly durationMs: number;
 }
 
 const PAGEVIEW = 'Pageview';
@@ -133,8 +136,8 @@ export class CommitLog {
     return { ...this.cursors };
   }
 
-  committed(): Committed {
-    return { log: this.entries, reactions: this.reactions, deadlines: this.deadlines };
+  committed(events: number, durationMs: number): Committed {
+    return { log: this.entries, reactions: this.reactions, deadlines: this.deadlines, events, durationMs };
   }
 
   private deliver(org: string, user: string, reaction: FiringReaction, time: number, eventId: string | null): void {

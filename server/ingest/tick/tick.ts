@@ -128,6 +128,7 @@ export interface WriteChain {
  * their cached states and the snapshots the batch held; nothing of the batch was written.
  */
 export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: () => void = () => undefined): Promise<void> {
+  const started = performance.now();
   const ticks: LaneTick[] = runs.map(({ lane, items }) => ({ lane, items, users: new Map(), stepOf: new Map(), active: items }));
   const allocated: { lane: Lane; from: number; to: number }[] = [];
   const carried: CarriedAsks[] = [];
@@ -192,7 +193,8 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
       ticks.forEach((tick, i) => commit(env, tick, (parts[i] as (typeof parts)[number]).deltas));
       for (const tick of ticks) askEvictedOwn(env, tick);
       try {
-        env.committed(commitLog.committed());
+        const events = allocated.reduce((sum, { from, to }) => sum + (to - from), 0);
+        env.committed(commitLog.committed(events, performance.now() - started));
       } catch (error) {
         env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
       }

@@ -92,6 +92,7 @@ export class DeliveryLoop {
   private readonly window: number;
   private readonly log: (line: string) => void;
   private pruneTimer: NodeJS.Timeout | undefined;
+  private readonly outcomeListeners: ((outcome: DeliveryOutcome) => void)[] = [];
 
   constructor(private readonly options: DeliveryLoopOptions) {
     this.now = options.now ?? Date.now;
@@ -138,6 +139,11 @@ export class DeliveryLoop {
       deleted += ops.length;
     }
     return deleted;
+  }
+
+  /** Called after each recorded attempt (metrics). */
+  onOutcome(listener: (outcome: DeliveryOutcome) => void): void {
+    this.outcomeListeners.push(listener);
   }
 
   /** New pending deliveries (a commit, a retry) or a changed reaction: look at their queues. */
@@ -339,7 +345,9 @@ export class DeliveryLoop {
     if (result === 'delivered') this.delivered++;
     else if (result === 'failed') this.failed++;
     else this.retried++;
-    this.options.onOutcome?.({ reactionId: id, delivery: next, result });
+    const outcome: DeliveryOutcome = { reactionId: id, delivery: next, result };
+    this.options.onOutcome?.(outcome);
+    for (const listener of this.outcomeListeners) listener(outcome);
   }
 }
 

@@ -52,6 +52,8 @@ export type { SegmentationStats } from './publish.js';
 /** What the segmentation routes expose to their owner: publication counters and a way to wait for them. */
 export interface SegmentationHandle {
   stats(org: string): SegmentationStats;
+  /** Summed over every organization (metrics). */
+  totals(): SegmentationStats;
   published(org?: string): Promise<void>;
 }
 export { stateSecretKey, type InternalState } from './state.js';
@@ -154,7 +156,7 @@ export function registerSegmentationRoutes(
     },
     { body: 'required', cors: 'public' },
   );
-  return { stats: (org) => publisher.stats(org), published: (org) => publisher.published(org) };
+  return { stats: (org) => publisher.stats(org), totals: () => publisher.totals(), published: (org) => publisher.published(org) };
 }
 
 /** D21: the validation switch; absent is false. */

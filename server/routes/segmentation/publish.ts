@@ -70,6 +70,17 @@ export class Publisher {
     return counters === undefined ? { published: 0, dropped: 0, failed: 0 } : { ...counters };
   }
 
+  /** The counters summed over every organization (metrics). */
+  totals(): SegmentationStats {
+    const total = { published: 0, dropped: 0, failed: 0 };
+    for (const c of this.counters.values()) {
+      total.published += c.published;
+      total.dropped += c.dropped;
+      total.failed += c.failed;
+    }
+    return total;
+  }
+
   /**
    * Resolves once every publication of the organization (of every organization when none is given) started before or
    * while waiting has finished: tests wait on it, and a graceful stop calls it before closing the pipeline.
