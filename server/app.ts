@@ -2,7 +2,7 @@
 // `startService` is what `audience serve` and the end-to-end tests run.
 
 import { mkdir } from 'node:fs/promises';
-import { createHttpServer } from './http/index.js';
+import { createHttpServer, type ResponseInfo } from './http/index.js';
 import { openLevelStore } from './store/level.js';
 import { collapseRepeats } from './log.js';
 import { openServices, type Clock, type ServiceLimits, type Services, type ServicesOptions } from './services.js';
@@ -36,6 +36,8 @@ export interface ServiceOptions {
   /** D37/D38 tuning (tests and benchmarks): webhook retries and timeouts, the stream's retention and slow-client bound. */
   delivery?: ServicesOptions['delivery'];
   stream?: ServicesOptions['stream'];
+  /** Each answered request (the access log). */
+  onResponse?: (info: ResponseInfo) => void;
   /** `GET /metrics` (Prometheus text, no key); default on (`serve --metrics off` turns it off). */
   metrics?: boolean;
   /** Tests fix the clock and ids; a served instance uses the wall clock and random UUIDs. */
@@ -79,7 +81,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       bodyLimit: options.bodyLimit,
       corsOrigins: options.corsOrigins,
       log,
-      onResponse: (info) => metrics?.observeResponse(info),
+      onResponse: (info) => {
+        metrics?.observeResponse(info);
+        options.onResponse?.(info);
+      },
     });
     registerAdminRoutes(http, services);
     registerCohortsRoutes(http, services);

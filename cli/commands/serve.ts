@@ -9,6 +9,7 @@ import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
 import { defaultStateCacheBytes } from '../../server/ingest/index.js';
 import { describeKeys } from './init.js';
+import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
 
 interface ServeOptions {
   data: string;
@@ -30,6 +31,7 @@ interface ServeOptions {
   deliveryHorizon: string;
   streamRetention: string;
   metrics: string;
+  logLevel: string;
 }
 
 /**
@@ -65,18 +67,21 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24'))
     .addOption(envOption('--stream-retention <hours>', 'how long the transitions log keeps transitions for stream cursors (D38; at least 24)', '48'))
     .addOption(envOption('--metrics <on|off>', 'serve GET /metrics (Prometheus text, no key)', 'on'))
+    .addOption(envOption('--log-level <level>', `JSON-line logs on stdout from this level: ${LOG_LEVELS.join(', ')} (info: one line per request)`, 'info'))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
       const port = parseInteger(options.port, '--port', 0, 65535);
       const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
       const threads = options.threads === undefined ? defaultThreads() : parseInteger(options.threads, '--threads', 0, 256);
       const corsOrigins = parseCorsOrigins(options.corsOrigins);
+      if (options.metrics !== 'on' && options.metrics !== 'off') throw new CliError(`--metrics must be on or off, not "${options.metrics}"`, 2);
+      if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) throw new CliError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${options.logLevel}"`, 2);
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
 
       const created = await initialiseDataDir(options.data, 'Default organization');
       if (created !== 'already-initialised') io.stdout(describeKeys(created));
 
-      if (options.metrics !== 'on' && options.metrics !== 'off') throw new CliError(`--metrics must be on or off, not "${options.metrics}"`, 2);
+      const logger = createLogger(options.logLevel as LogLevel, (line) => io.stdout(line));
       const service = await startService({
         metrics: options.metrics === 'on',
         dataDir: options.data,
@@ -89,7 +94,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         docsUrl: options.docsUrl,
         corsOrigins,
         tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
-        log: (line) => io.stderr(line + '\n'),
+        log: (line) => logger.message('warn', line),
+        onResponse: (info) => logger.request(info),
         offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
         limits: {
           maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
@@ -104,9 +110,9 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const stopped = waitForStopSignal();
       io.stdout(`listening on ${service.url}\n`);
       await stopped;
-      io.stderr('stopping: finishing in-flight requests\n');
+      logger.message('info', 'stopping: finishing in-flight requests');
       await service.close();
-      io.stderr('stopped\n');
+      logger.message('info', 'stopped');
     });
 }
 
