@@ -2,7 +2,9 @@
 // (operations.md `init`). Keys are returned once to be printed; the store keeps only their hashes (D5).
 
 import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
 import { openLevelStore } from './store/level.js';
 import { Tenancy, type InitializedOrganization } from './domain/tenancy/index.js';
 
@@ -20,6 +22,20 @@ export async function initialiseDataDir(dir: string, orgName: string): Promise<I
   const store = await openLevelStore(dir);
   try {
     return await initialiseTenancy(await Tenancy.open(store), orgName);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The way back when every key is lost (operations.md, second round): runs `work` on the tenancy of a stopped
+ * server's data directory (a running server holds its lock: "data directory is in use"). The directory must exist.
+ */
+export async function withOfflineTenancy<T>(dir: string, work: (tenancy: Tenancy) => Promise<T>): Promise<T> {
+  if (!existsSync(join(dir, 'CURRENT'))) throw new Error(`no data directory at ${dir}`);
+  const store = await openLevelStore(dir);
+  try {
+    return await work(await Tenancy.open(store));
   } finally {
     await store.close();
   }

@@ -1,7 +1,11 @@
 // `audience keys create|list|revoke` over the admin API (operations.md). A created key is printed once: the server
 // stores only its hash (D5).
 
+import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
+import { withOfflineTenancy } from '../../server/bootstrap.js';
+import type { Tenancy } from '../../server/domain/tenancy/index.js';
+import { ServiceError } from '../../server/errors.js';
 import { CliError, type CliIo } from '../io.js';
 import { clientFor } from '../client.js';
 import { CONNECTION_HELP, formatFields, formatTable, printResult } from '../format.js';
@@ -25,6 +29,17 @@ interface CreateOptions {
   type: string;
   name?: string;
   access?: string;
+  data?: string;
+}
+
+/** Offline work on a stopped server's data directory; a held lock or a missing directory is one line, exit 1. */
+async function offline<T>(dir: string, work: (tenancy: Tenancy) => Promise<T>): Promise<T> {
+  try {
+    return await withOfflineTenancy(dir, work);
+  } catch (error) {
+    if (error instanceof ServiceError) throw new CliError(`${error.message}${error.detail === undefined ? '' : `: ${error.detail}`}`);
+    throw new CliError(error instanceof Error ? error.message : String(error));
+  }
 }
 
 export function registerKeysCommand(program: Command, io: CliIo): void {
@@ -40,6 +55,7 @@ export function registerKeysCommand(program: Command, io: CliIo): void {
     .requiredOption('--type <type>', 'public (sites, apps) or private (servers, HTTPS only, D7)')
     .option('--name <name>', 'a name to recognise the key by')
     .option('--access <level>', 'workspace (default) or descendants (reaches workspaces below, D8)')
+    .option('--data <dir>', "work offline on a stopped server's data directory (the way back when every key is lost)")
     .addHelpText(
       'after',
       CONNECTION_HELP + '\nExample:\n  $ audience keys create --workspace 5f0c...e1 --type private --access descendants --name ci --json',
@@ -49,9 +65,14 @@ export function registerKeysCommand(program: Command, io: CliIo): void {
       if (options.access !== undefined && options.access !== 'workspace' && options.access !== 'descendants') {
         throw new CliError(`--access must be workspace or descendants, not "${options.access}"`, 2);
       }
-      const created = await clientFor(command, io).request<CreatedKeyWire>('POST', '/admin/v1/keys', {
-        body: { workspace_id: options.workspace, type: options.type, name: options.name, access: options.access },
-      });
+      const created: CreatedKeyWire =
+        options.data !== undefined
+          ? await offline(options.data, (tenancy) =>
+              tenancy.createKey({ workspaceId: options.workspace, type: options.type as 'public' | 'private', name: options.name, access: options.access as 'workspace' | 'descendants' | undefined, now: new Date(), newId: randomUUID, newKey: randomUUID }),
+            )
+          : await clientFor(command, io).request<CreatedKeyWire>('POST', '/admin/v1/keys', {
+              body: { workspace_id: options.workspace, type: options.type, name: options.name, access: options.access },
+            });
       printResult(io, command, created, () =>
         formatFields([
           ['key', created.key],
@@ -67,9 +88,13 @@ export function registerKeysCommand(program: Command, io: CliIo): void {
   keys
     .command('list')
     .description('list the keys of the workspaces the key administers (never the key values)')
-    .addHelpText('after', CONNECTION_HELP + '\nExample:\n  $ audience keys list\n  $ audience keys list --json')
-    .action(async (_options: unknown, command: Command) => {
-      const list = await clientFor(command, io).request<KeyInfoWire[]>('GET', '/admin/v1/keys');
+    .option('--data <dir>', "list every key of a stopped server's data directory, offline")
+    .addHelpText('after', CONNECTION_HELP + '\nExample:\n  $ audience keys list\n  $ audience keys list --data ./data --json')
+    .action(async (options: { data?: string }, command: Command) => {
+      const list: KeyInfoWire[] =
+        options.data !== undefined
+          ? await offline(options.data, async (tenancy) => tenancy.allKeys())
+          : await clientFor(command, io).request<KeyInfoWire[]>('GET', '/admin/v1/keys');
       printResult(io, command, list, () =>
         formatTable(list, [
           { header: 'ID', value: (key) => key.id },

@@ -58,7 +58,8 @@ describe('kill -9 with webhook deliveries pending (D37)', () => {
     });
     expect((await first.exited).signal).toBe('SIGKILL');
     const entered = new Set([...acknowledged.values()].map((event) => event.user_id));
-    expect(entered.size).toBe(ACKS_BEFORE_KILL);
+    // Calls answered while the kill was on its way count too.
+    expect(entered.size).toBeGreaterThanOrEqual(ACKS_BEFORE_KILL);
 
     // Requests before the kill (refused) stay in `received`: a retry after the restart must repeat them exactly.
     receiver.clearAnswers();

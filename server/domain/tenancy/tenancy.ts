@@ -231,6 +231,11 @@ export class Tenancy {
     return this.keysById.get(id)?.info;
   }
 
+  /** Every key of every organization, without key values (offline `audience keys list --data`). */
+  allKeys(): KeyInfo[] {
+    return [...this.keysById.values()].map((live) => live.info).sort(byCreation);
+  }
+
   /** The keys of the workspaces the principal administers (see listWorkspaces), without key values. */
   listKeys(principal: Principal): KeyInfo[] {
     const reached = new Set(this.reachedWorkspaceIds(principal));
