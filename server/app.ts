@@ -36,6 +36,9 @@ export interface ServiceOptions {
   /** D37/D38 tuning (tests and benchmarks): webhook retries and timeouts, the stream's retention and slow-client bound. */
   delivery?: ServicesOptions['delivery'];
   stream?: ServicesOptions['stream'];
+  /** D47: also serve the identity and events routes (only those) on this port (0: a free one) and host. */
+  legacyPort?: number;
+  legacyHost?: string;
   /** Each answered request (the access log). */
   onResponse?: (info: ResponseInfo) => void;
   /** `GET /metrics` (Prometheus text, no key); default on (`serve --metrics off` turns it off). */
@@ -48,6 +51,8 @@ export interface ServiceOptions {
 export interface RunningService {
   readonly url: string;
   readonly port: number;
+  /** D47: the legacy base address, when `legacyPort` was given. */
+  readonly legacyUrl?: string;
   /** The domain services behind the routes (for tests and embedding). */
   readonly services: Services;
   /** Graceful stop: no new requests, in-flight ones finish, then the store is flushed and closed. */
@@ -72,7 +77,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       stream: options.stream,
     });
     let metrics: ServiceMetrics | undefined;
-    const http = createHttpServer({
+    const httpOptions = {
       host: options.host,
       port: options.port,
       tls: options.tls,
@@ -81,11 +86,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       bodyLimit: options.bodyLimit,
       corsOrigins: options.corsOrigins,
       log,
-      onResponse: (info) => {
+      onResponse: (info: ResponseInfo) => {
         metrics?.observeResponse(info);
         options.onResponse?.(info);
       },
-    });
+    };
+    const http = createHttpServer(httpOptions);
+    // D47: the spec's {legacy_base_url}: the identity and events routes, and only those, with the same rules.
+    const legacy = options.legacyPort === undefined ? undefined : createHttpServer({ ...httpOptions, host: options.legacyHost ?? options.host, port: options.legacyPort });
+    if (legacy !== undefined) {
+      registerIdentityRoutes(legacy, services);
+      registerEventsRoutes(legacy, services);
+    }
     registerAdminRoutes(http, services);
     registerCohortsRoutes(http, services);
     registerIdentityRoutes(http, services);
@@ -100,9 +112,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       http.route('GET', '/metrics', 'plain', async () => ({ status: 200, text: await created.registry.metrics(), contentType: created.registry.contentType }), { body: 'none' });
     }
     let listening: { url: string; port: number };
+    let legacyUrl: string | undefined;
     try {
       listening = await http.listen();
+      if (legacy !== undefined) legacyUrl = (await legacy.listen()).url;
     } catch (error) {
+      await http.close();
       services.backfill.stop();
       await services.deliveries.stop();
       await services.pipeline.close();
@@ -113,10 +128,12 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     let closing: Promise<void> | undefined;
     return {
       ...listening,
+      ...(legacyUrl === undefined ? {} : { legacyUrl }),
       services,
       close: () =>
         (closing ??= (async () => {
           await http.close();
+          await legacy?.close();
           // Stateless calls publish their events after replying (D24): let those land before the pipeline stops.
           await segmentation.published();
           // Sweeps and offline computations stop between batches (a sweep resumes from its cursor at the next start).

@@ -32,6 +32,8 @@ interface ServeOptions {
   streamRetention: string;
   metrics: string;
   logLevel: string;
+  legacyPort?: string;
+  legacyHost?: string;
 }
 
 /**
@@ -67,6 +69,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24'))
     .addOption(envOption('--stream-retention <hours>', 'how long the transitions log keeps transitions for stream cursors (D38; at least 24)', '48'))
     .addOption(envOption('--metrics <on|off>', 'serve GET /metrics (Prometheus text, no key)', 'on'))
+    .addOption(envOption('--legacy-port <port>', "also serve the identity and events routes (only those) on this port: the spec's legacy base address (D47)"))
+    .addOption(envOption('--legacy-host <host>', 'address of the legacy port (default: --host)'))
     .addOption(envOption('--log-level <level>', `JSON-line logs on stdout from this level: ${LOG_LEVELS.join(', ')} (info: one line per request)`, 'info'))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
@@ -74,6 +78,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
       const threads = options.threads === undefined ? defaultThreads() : parseInteger(options.threads, '--threads', 0, 256);
       const corsOrigins = parseCorsOrigins(options.corsOrigins);
+      const legacyPort = options.legacyPort === undefined ? undefined : parseInteger(options.legacyPort, '--legacy-port', 0, 65535);
       if (options.metrics !== 'on' && options.metrics !== 'off') throw new CliError(`--metrics must be on or off, not "${options.metrics}"`, 2);
       if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) throw new CliError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${options.logLevel}"`, 2);
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
@@ -84,6 +89,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const logger = createLogger(options.logLevel as LogLevel, (line) => io.stdout(line));
       const service = await startService({
         metrics: options.metrics === 'on',
+        ...(legacyPort === undefined ? {} : { legacyPort }),
+        ...(options.legacyHost === undefined ? {} : { legacyHost: options.legacyHost }),
         dataDir: options.data,
         host: options.host,
         port,
@@ -109,6 +116,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
       const stopped = waitForStopSignal();
       io.stdout(`listening on ${service.url}\n`);
+      if (service.legacyUrl !== undefined) io.stdout(`legacy routes (D47) listening on ${service.legacyUrl}\n`);
       await stopped;
       logger.message('info', 'stopping: finishing in-flight requests');
       await service.close();

@@ -32,6 +32,8 @@ export interface TestServiceOptions {
   stream?: ServiceOptions['stream'];
   /** `GET /metrics` (default on). */
   metrics?: boolean;
+  /** D47: a legacy port (0: a free one) serving the identity and events routes. */
+  legacyPort?: number;
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -54,6 +56,7 @@ async function open(dataDir: string, keys: InitResult, options: TestServiceOptio
     corsOrigins: options.corsOrigins,
     stream: options.stream,
     metrics: options.metrics,
+    ...(options.legacyPort === undefined ? {} : { legacyPort: options.legacyPort }),
     log: () => undefined,
   });
   const request: TestService['request'] = (method, path, opts = {}) => {
