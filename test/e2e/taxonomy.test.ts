@@ -68,7 +68,14 @@ describe('imports (D25)', () => {
       identifiers: [],
       workspace_id: h.workspaces.root,
       created_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      // D45: what Permutive clients read (Import.list / get_by_id).
+      description: null,
+      updated_at: created.body.created_at,
+      source: { id: created.body.id, type: 'api', state: { status: 'ready' } },
     });
+    const described = await h.call('POST', `${V1}/imports`, { body: { name: 'Described', code: 'described', relation: '2nd', kind: 'segments', description: 'first-party CRM' } });
+    expect(described.body.description).toBe('first-party CRM');
+    expect((await h.call('POST', `${V1}/imports`, { body: { name: 'Bad', code: 'bad', relation: '2nd', kind: 'segments', description: 7 } })).status).toBe(400);
     const read = await h.call('GET', `${V1}/imports/${created.body.id}`, { queryKey: h.keys.root, jsonHeaderOnly: true });
     expect(read).toEqual({ status: 200, body: created.body });
     const list = await h.call('GET', `${V1}/imports`, { jsonHeaderOnly: true });

@@ -1,7 +1,7 @@
 // Validation of an import's create body (D25): name, code, relation, kind, identifiers, and a schema for connections.
 
 import { badBody } from '../../errors.js';
-import { MAX_CODE, MAX_NAME, requireObject, requireText, stringList } from './fields.js';
+import { MAX_CODE, MAX_NAME, optionalDescription, requireObject, requireText, stringList } from './fields.js';
 import type { ImportKind, PropertyType, Relation } from './types.js';
 
 export interface NewImport {
@@ -15,6 +15,8 @@ export interface NewImport {
 
 export interface ValidImport {
   readonly name: string;
+  /** D45: null when not given. */
+  readonly description: string | null;
   readonly code: string;
   readonly relation: Relation;
   readonly kind: ImportKind;
@@ -43,12 +45,13 @@ export function validateNewImport(input: unknown): ValidImport {
   const relation = body.relation as Relation;
   const kind = body.kind as ImportKind;
   const identifiers = body.identifiers === undefined ? [] : stringList(body.identifiers, 'identifiers', MAX_IDENTIFIERS, MAX_NAME);
+  const description = body.description === undefined ? null : optionalDescription(body.description, 'description');
   if (kind === 'segments') {
     if (body.schema !== undefined) throw badBody('schema: only a connections import has a schema');
-    return { name, code, relation, kind, identifiers };
+    return { name, description, code, relation, kind, identifiers };
   }
   if (body.schema === undefined) throw badBody('schema: a connections import needs a schema');
-  return { name, code, relation, kind, identifiers, schema: validateSchema(body.schema) };
+  return { name, description, code, relation, kind, identifiers, schema: validateSchema(body.schema) };
 }
 
 function validateSchema(value: unknown): Record<string, PropertyType> {

@@ -28,6 +28,7 @@ describe('imports (D25)', () => {
     expect(created).toEqual({
       id: 'id-0001',
       name: 'Acme CRM',
+      description: null,
       code: 'crm',
       relation: '2nd',
       kind: 'connections',

@@ -86,6 +86,7 @@ export class Imports {
       const record: ImportRecord = {
         id: this.newId(),
         name: valid.name,
+        description: valid.description,
         code: valid.code,
         relation: valid.relation,
         kind: valid.kind,

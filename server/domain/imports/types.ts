@@ -23,6 +23,8 @@ export interface ImportRecord {
   readonly organization_id: string;
   /** ISO 8601. */
   readonly created_at: string;
+  /** D45; absent on imports created before it (read as null). */
+  readonly description?: string | null;
 }
 
 export interface SegmentRecord {

@@ -21,6 +21,10 @@ export interface ImportWire {
   readonly schema?: ImportRecord['schema'];
   readonly workspace_id: string;
   readonly created_at: string;
+  /** D45, as Permutive clients expect. */
+  readonly description: string | null;
+  readonly updated_at: string;
+  readonly source: { readonly id: string; readonly type: 'api'; readonly state: { readonly status: 'ready' } };
 }
 
 export function toImportWire(record: ImportRecord): ImportWire {
@@ -34,6 +38,11 @@ export function toImportWire(record: ImportRecord): ImportWire {
     ...(record.schema === undefined ? {} : { schema: record.schema }),
     workspace_id: record.workspace_id,
     created_at: record.created_at,
+    description: record.description ?? null,
+    // An import's own fields never change after creation (its segments and members are resources of their own).
+    updated_at: record.created_at,
+    // D45: imports are loaded through this API, so their source is the API, always ready to take segments.
+    source: { id: record.id, type: 'api', state: { status: 'ready' } },
   };
 }
 
