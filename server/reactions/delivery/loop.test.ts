@@ -64,6 +64,21 @@ const pendingCount = async (store: MemoryStore) => {
   return n;
 };
 
+/** A receiver that answers only when told (`answers`), and the most attempts it held open at once. */
+function slowEndpoint(): { fetch: typeof fetch; answers: Array<() => void>; peak: () => number } {
+  let open = 0;
+  let most = 0;
+  const answers: Array<() => void> = [];
+  const slow = (async () => {
+    open++;
+    most = Math.max(most, open);
+    await new Promise<void>((resolve) => answers.push(resolve));
+    open--;
+    return new Response('ok', { status: 200 });
+  }) as unknown as typeof fetch;
+  return { fetch: slow, answers, peak: () => most };
+}
+
 describe('signatures (D37)', () => {
   it('verify with the secret over the raw body only, within the tolerance', () => {
     const raw = '{"id":"dlv_1"}';
@@ -138,16 +153,7 @@ describe('the delivery loop (D37)', () => {
   it('holds at most the in-flight bound for a slow receiver, whatever the queue holds', async () => {
     const store = new MemoryStore();
     for (let i = 0; i < 300; i++) await enqueue(store, `user-${i}`);
-    let peak = 0;
-    let open = 0;
-    const answers: Array<() => void> = [];
-    const slowFetch = (async () => {
-      open++;
-      peak = Math.max(peak, open);
-      await new Promise<void>((resolve) => answers.push(resolve));
-      open--;
-      return new Response('ok', { status: 200 });
-    }) as unknown as typeof fetch;
+    const { fetch: slowFetch, answers, peak } = slowEndpoint();
     const loop = start(store, () => ({ url: 'http://127.0.0.1:9/', secret: SECRET, state: 'Enabled' }), { fetch: slowFetch, perEndpoint: 4 });
     await until(() => answers.length === 4, 'four attempts');
     await new Promise((resolve) => setTimeout(resolve, 30));
@@ -156,7 +162,7 @@ describe('the delivery loop (D37)', () => {
       answers.splice(0).forEach((answer) => answer());
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    expect(peak).toBe(4);
+    expect(peak()).toBe(4);
     expect(loop.stats().delivered).toBe(300);
   });
 
@@ -170,16 +176,7 @@ describe('the delivery loop (D37)', () => {
         { type: 'put', key: reactionsKeys.pending(other, d.seq), value: d.body.user_id },
       ]);
     }
-    let open = 0;
-    let peak = 0;
-    const answers: Array<() => void> = [];
-    const slowFetch = (async () => {
-      open++;
-      peak = Math.max(peak, open);
-      await new Promise<void>((resolve) => answers.push(resolve));
-      open--;
-      return new Response('ok', { status: 200 });
-    }) as unknown as typeof fetch;
+    const { fetch: slowFetch, answers, peak } = slowEndpoint();
     const loop = new DeliveryLoop({ store, target: () => ({ url: 'http://127.0.0.1:9/hook', secret: SECRET, state: 'Enabled' }), reactionIds: () => [R, other], fetch: slowFetch, perEndpoint: 3 });
     loops.push(loop);
     loop.start();
@@ -188,7 +185,7 @@ describe('the delivery loop (D37)', () => {
       answers.splice(0).forEach((answer) => answer());
       await new Promise((resolve) => setTimeout(resolve, 1));
     }
-    expect(peak).toBe(3);
+    expect(peak()).toBe(3);
   });
 
   it('a restart (a new loop over the same store) sends what was left pending, under the same ids', async () => {
