@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { CliError, type CliIo } from './io.js';
+import { HttpError } from './client.js';
 import { registerInitCommand } from './commands/init.js';
 import { registerServeCommand } from './commands/serve.js';
 import { registerEvalCommand } from './commands/eval.js';
@@ -59,6 +60,18 @@ function configureForIo(command: Command, io: CliIo): void {
 
 const HELP_CODES = new Set(['commander.helpDisplayed', 'commander.help', 'commander.version']);
 
+/** A CLI error as JSON: the message, and for an HTTP error its status, code, cause and request id. */
+function errorObject(error: CliError): Record<string, unknown> {
+  if (!(error instanceof HttpError)) return { message: error.message, exit_code: error.exitCode };
+  return {
+    message: error.serverMessage,
+    status: error.status,
+    ...(error.code === undefined ? {} : { code: error.code }),
+    ...(error.detail === undefined ? {} : { cause: error.detail }),
+    ...(error.requestId === undefined ? {} : { request_id: error.requestId }),
+  };
+}
+
 /** Runs the program on argv (without node and script) and answers the exit code; never throws. */
 export async function runCli(argv: readonly string[], io: CliIo): Promise<number> {
   const program = buildProgram(io);
@@ -67,7 +80,13 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return HELP_CODES.has(error.code) ? 0 : 2;
+    // Under --json an error is one JSON object on stderr (scripts parse it); otherwise one line for people.
+    const json = argv.includes('--json');
     if (error instanceof CliError) {
+      if (json) {
+        io.stderr(`${JSON.stringify({ error: errorObject(error) })}\n`);
+        return error.exitCode;
+      }
       if (error.exitCode === 2) {
         io.stderr(`error: ${error.message}\n(run with --help for usage)\n`);
         return 2;
@@ -75,8 +94,8 @@ export async function runCli(argv: readonly string[], io: CliIo): Promise<number
       io.stderr(`error: ${error.message}\n`);
       return 1;
     }
-    const message = error instanceof Error ? error.message : String(error);
-    io.stderr(`error: ${message.split('\n')[0]}\n`);
+    const message = (error instanceof Error ? error.message : String(error)).split('\n')[0] as string;
+    io.stderr(json ? `${JSON.stringify({ error: { message } })}\n` : `error: ${message}\n`);
     return 1;
   }
 }

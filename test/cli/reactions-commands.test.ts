@@ -80,6 +80,16 @@ describe('audience reactions and audience stream', () => {
     expect(await done).toBe(0);
   });
 
+  it('under --json an error is one JSON object on stderr (an HTTP error with its status, code and request id)', async () => {
+    const missing = await run(['reactions', 'get', '00000000-0000-4000-8000-000000000000', '--json']);
+    expect(missing.code).toBe(1);
+    expect(missing.out).toBe('');
+    expect(JSON.parse(missing.err)).toEqual({ error: { message: expect.any(String), status: 404, code: 3000, request_id: expect.any(String) } });
+    const usage = await run(['reactions', 'create', '--name', 'x', '--cohort', cohortId, '--trigger', 'sometimes', '--webhook', receiver.url, '--json']);
+    expect(usage.code).toBe(2);
+    expect(JSON.parse(usage.err)).toEqual({ error: { message: expect.stringContaining('--trigger'), exit_code: 2 } });
+  });
+
   it('stream exits 1 with one line when the server refuses the upgrade', async () => {
     const refused = await run(['stream', '--cohorts', 'nope']);
     expect(refused.code).toBe(1);
