@@ -166,7 +166,7 @@ export function registerCohortsCommand(program: Command, io: CliIo): void {
           for (let running = progressOf(answer); running !== undefined && running['state'] !== 'done'; running = progressOf(answer)) {
             const total = Number(running['users_total'] ?? 0);
             const done = Number(running['users_done'] ?? 0);
-            progress.update(total > 0 ? done / total : 0, `${done} of ${total} users`);
+            progress.update(total > 0 ? done / total : 0, usersLabel(done, total));
             await new Promise((resolve) => setTimeout(resolve, POLL_MS));
             answer = await client.request<unknown>('GET', `${BASE}/${segment(id)}`);
           }
@@ -191,6 +191,11 @@ function progressOf(answer: unknown): Record<string, unknown> | undefined {
   return backfill !== null && typeof backfill === 'object' ? (backfill as Record<string, unknown>) : undefined;
 }
 
+/** Progress in users; before the users are counted (a total of 0) it says so rather than "0 of 0". */
+export function usersLabel(done: number, total: number): string {
+  return total > 0 ? `${done} of ${total} users` : 'counting users';
+}
+
 /** The server's answer for people: the computation's state and progress, or the size once it is done. */
 function describeRecompute(id: string, answer: unknown): string {
   const record = asRecord(answer);
@@ -200,7 +205,7 @@ function describeRecompute(id: string, answer: unknown): string {
     const size = record['live_audience_size'] === undefined ? '' : `: ${String(record['live_audience_size'])} users`;
     return `recompute of cohort ${id}${code} done${size}\n`;
   }
-  const counts = progress['users_total'] === undefined ? '' : `, ${String(progress['users_done'] ?? 0)} of ${String(progress['users_total'])} users`;
+  const counts = progress['users_total'] === undefined ? '' : `, ${usersLabel(Number(progress['users_done'] ?? 0), Number(progress['users_total']))}`;
   return `recompute of cohort ${id}${code}: ${String(progress['state'] ?? 'unknown')}${counts}\n`;
 }
 

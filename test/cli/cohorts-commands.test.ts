@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
+import { usersLabel } from '../../cli/commands/cohorts.js';
 import { captureIo } from '../support/cli-io.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -208,5 +209,12 @@ describe('audience cohorts', () => {
     expectOneLineError(await run(['cohorts', 'list'], { key: service.keys.public_key }), /^error: HTTP 403 2001: /);
     expectOneLineError(await run(['cohorts', 'create', '--name', 'P', '--query', queryFile], { key: service.keys.public_key }), /^error: HTTP 403 2001: /);
     expectOneLineError(await run(['cohorts', 'get', randomUUID()], { key: null }), /--key.*AUDIENCE_KEY/);
+  });
+});
+
+describe('recompute progress labels', () => {
+  it('never shows "0 of 0": before the users are counted it says so', () => {
+    expect(usersLabel(0, 0)).toBe('counting users');
+    expect(usersLabel(3, 10)).toBe('3 of 10 users');
   });
 });
