@@ -39,3 +39,16 @@ export function renderBar(label: string, done: number, total: number, detail: st
   const percent = String(Math.floor(fraction * 100)).padStart(3);
   return `${label} [${'#'.repeat(filled)}${'.'.repeat(WIDTH - filled)}] ${percent}% ${detail}`.trimEnd();
 }
+
+/**
+ * `1,200 lines/s, ETA 8 s` for a load `fraction` done after `count` items since `startedMs`: the rate so far and the
+ * time left at that rate (no ETA before there is a rate, or once done).
+ */
+export function pace(fraction: number, count: number, startedMs: number, nowMs: number): string {
+  const seconds = (nowMs - startedMs) / 1000;
+  if (seconds <= 0 || count <= 0) return '';
+  const rate = `${Math.round(count / seconds).toLocaleString('en')} lines/s`;
+  if (fraction <= 0 || fraction >= 1) return rate;
+  const left = Math.round((seconds * (1 - fraction)) / fraction);
+  return `${rate}, ETA ${left >= 120 ? `${Math.round(left / 60)} min` : `${left} s`}`;
+}

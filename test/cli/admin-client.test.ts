@@ -5,7 +5,7 @@ import { createServer } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { parseErrorResponse, HttpError } from '../../cli/client.js';
 import { formatCell, formatTable } from '../../cli/format.js';
-import { renderBar, startProgress } from '../../cli/progress.js';
+import { pace, renderBar, startProgress } from '../../cli/progress.js';
 import { runCli } from '../../cli/main.js';
 import { captureIo } from '../support/cli-io.js';
 
@@ -91,6 +91,13 @@ describe('format and progress', () => {
     expect(text.split('\n')).toEqual(['A       B', 'x       -', 'longer  p,q', '']);
     expect(formatCell({ k: 1 })).toBe('{"k":1}');
     expect(formatCell('two\nlines')).toBe('two lines');
+  });
+
+  it('shows the rate and the time left of a load (members load, rows load)', () => {
+    expect(pace(0.25, 1000, 0, 2000)).toBe('500 lines/s, ETA 6 s');
+    expect(pace(0.01, 100, 0, 10_000)).toBe('10 lines/s, ETA 17 min');
+    expect(pace(1, 4000, 0, 2000)).toBe('2,000 lines/s');
+    expect(pace(0.5, 0, 0, 1000)).toBe('');
   });
 
   it('draws a bar on a TTY only and clears it at the end', () => {

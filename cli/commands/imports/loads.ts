@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { CliError, type CliIo } from '../../io.js';
 import { clientFor } from '../../client.js';
 import { CONNECTION_HELP, printResult } from '../../format.js';
-import { startProgress } from '../../progress.js';
+import { pace, startProgress } from '../../progress.js';
 import { segment } from '../args.js';
 import { LineProblem, loadNdjsonInBatches } from './ndjson.js';
 
@@ -47,6 +47,7 @@ export function registerMembersCommand(imports: Command, io: CliIo): void {
       let added = 0;
       let removed = 0;
       const progress = startProgress(io, 1, options.remove ? 'removing' : 'adding');
+      const started = Date.now();
       try {
         const summary = await loadNdjsonInBatches<MemberRef>({
           file,
@@ -58,7 +59,10 @@ export function registerMembersCommand(imports: Command, io: CliIo): void {
             added += countOf(answer?.added);
             removed += countOf(answer?.removed);
           },
-          onProgress: (read, total, lines) => progress.update(total === 0 ? 1 : read / total, `${lines} lines, added ${added}, removed ${removed}`),
+          onProgress: (read, total, lines) => {
+            const fraction = total === 0 ? 1 : read / total;
+            progress.update(fraction, `${lines} lines, added ${added}, removed ${removed}  ${pace(fraction, lines, started, Date.now())}`);
+          },
         });
         progress.finish();
         const result = { added, removed, lines: summary.lines, requests: summary.requests };
@@ -94,6 +98,7 @@ export function registerRowsCommand(imports: Command, io: CliIo): void {
       const path = `/audience-api/v1/imports/${segment(importId)}/rows`;
       let loaded = 0;
       const progress = startProgress(io, 1, 'loading');
+      const started = Date.now();
       try {
         const summary = await loadNdjsonInBatches<Record<string, unknown>>({
           file,
@@ -104,7 +109,10 @@ export function registerRowsCommand(imports: Command, io: CliIo): void {
             const answer = await client.request<{ loaded?: unknown }>('POST', path, { body: items });
             loaded += countOf(answer?.loaded);
           },
-          onProgress: (read, total, lines) => progress.update(total === 0 ? 1 : read / total, `${lines} lines, loaded ${loaded}`),
+          onProgress: (read, total, lines) => {
+            const fraction = total === 0 ? 1 : read / total;
+            progress.update(fraction, `${lines} lines, loaded ${loaded}  ${pace(fraction, lines, started, Date.now())}`);
+          },
         });
         progress.finish();
         const result = { loaded, lines: summary.lines, requests: summary.requests };
