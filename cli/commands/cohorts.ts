@@ -209,7 +209,11 @@ function describeRecompute(id: string, answer: unknown): string {
   return `recompute of cohort ${id}${code}: ${String(progress['state'] ?? 'unknown')}${counts}\n`;
 }
 
-function describeCohort(cohort: CohortWire): string {
+export function describeCohort(cohort: CohortWire): string {
+  // D19: while a backfill (or an offline computation) runs, the size is not final yet.
+  const progress = progressOf(cohort);
+  const backfill: Array<[string, unknown]> =
+    progress === undefined ? [] : [['backfill', `${String(progress['state'] ?? 'running')}, ${usersLabel(Number(progress['users_done'] ?? 0), Number(progress['users_total'] ?? 0))}`]];
   return (
     formatFields([
       ['id', cohort.id],
@@ -221,6 +225,7 @@ function describeCohort(cohort: CohortWire): string {
       ['workspace', cohort.workspace_id],
       ['tags', cohort.tags],
       ['audience size', cohort.live_audience_size],
+      ...backfill,
       ['created', cohort.created_at],
       ['updated', cohort.last_updated_at],
     ]) + `query\n${JSON.stringify(cohort.query, null, 2)}\n`

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
-import { usersLabel } from '../../cli/commands/cohorts.js';
+import { describeCohort, usersLabel } from '../../cli/commands/cohorts.js';
 import { captureIo } from '../support/cli-io.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -216,5 +216,11 @@ describe('recompute progress labels', () => {
   it('never shows "0 of 0": before the users are counted it says so', () => {
     expect(usersLabel(0, 0)).toBe('counting users');
     expect(usersLabel(3, 10)).toBe('3 of 10 users');
+  });
+
+  it('cohorts get shows a running backfill beside the size (D19), and nothing once done', () => {
+    const cohort = { id: 'c1', code: 1, name: 'n', tags: [], state: 'Enabled', workspace_id: 'w', segment_type: 'real_time', live_audience_size: 4, created_at: 't', last_updated_at: 't', query: {} };
+    expect(describeCohort({ ...cohort, backfill: { state: 'running', users_done: 3, users_total: 10 } } as never)).toMatch(/backfill\s+running, 3 of 10 users/);
+    expect(describeCohort(cohort as never)).not.toMatch(/backfill/);
   });
 });
