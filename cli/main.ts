@@ -14,6 +14,7 @@ import { registerCohortsCommand } from './commands/cohorts.js';
 import { registerImportsCommand } from './commands/imports/index.js';
 import { registerReactionsCommand } from './commands/reactions.js';
 import { registerStreamCommand } from './commands/stream.js';
+import { registerBackupCommands } from './commands/backup.js';
 
 export function buildProgram(io: CliIo): Command {
   const program = new Command('audience')
@@ -34,6 +35,7 @@ export function buildProgram(io: CliIo): Command {
   registerImportsCommand(program, io);
   registerReactionsCommand(program, io);
   registerStreamCommand(program, io);
+  registerBackupCommands(program, io);
   return program;
 }
 

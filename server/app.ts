@@ -14,6 +14,7 @@ import { registerSegmentationRoutes } from './routes/segmentation/index.js';
 import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
 import { registerReactionsRoutes } from './routes/reactions.js';
 import { registerStreamRoute } from './routes/stream.js';
+import { registerBackupRoute } from './routes/backups.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
@@ -106,6 +107,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registerTaxonomyRoutes(http, services);
     registerReactionsRoutes(http, services);
     registerStreamRoute(http, services);
+    registerBackupRoute(http, services, options.dataDir);
     if (options.metrics !== false) {
       const created = createMetrics(services, options.dataDir, () => segmentation.totals().dropped);
       metrics = created;

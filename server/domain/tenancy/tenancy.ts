@@ -93,6 +93,11 @@ export class Tenancy {
     return this.organizations.size > 0;
   }
 
+  /** How many organizations the store holds (a whole-store backup over the API needs exactly one). */
+  organizationCount(): number {
+    return this.organizations.size;
+  }
+
   getOrganization(id: string): Organization | undefined {
     return this.organizations.get(id);
   }
