@@ -19,7 +19,7 @@ const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0
 
 export function createMetrics(services: Services, dataDir: string, droppedEvents: () => number): ServiceMetrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'audience_process_' });
+  collectDefaultMetrics({ register: registry, prefix: 'audience_' });
   const requests = new Counter({ name: 'audience_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] as const, registers: [registry] });
   const requestSeconds = new Histogram({ name: 'audience_http_request_duration_seconds', help: 'Time from a request to its answer, by route pattern.', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [registry] });
   const events = new Counter({ name: 'audience_ingest_events_total', help: 'Events stored by the ingest pipeline (acknowledged appends).', registers: [registry] });
