@@ -61,6 +61,10 @@ function startProcess(args: string[], label: string): Promise<Running> {
       stdout += text;
       const listening = /listening on (\S+)/.exec(stdout);
       if (listening === null) return;
+      // From here the output (the server's JSON-line logs, one per request) is only drained: kept and matched again
+      // on every chunk, it cost the load generator's cores more and more over a run.
+      child.stdout.removeAllListeners('data');
+      child.stdout.resume();
       child.removeAllListeners('exit');
       const privateKey = /private key[^:]*:\s*([0-9a-f-]{36})/.exec(stdout)?.[1];
       const publicKey = /public key:\s*([0-9a-f-]{36})/.exec(stdout)?.[1];
