@@ -155,6 +155,22 @@ export async function main(argv: readonly string[]): Promise<void> {
     };
     progress('HTTP benchmarks: seeding, then baseline/audience pairs');
     results.http = await attempt('http', () => runHttpBenches(options, progress));
+    // A partial run (--only ingest) keeps the earlier figures of the HTTP benchmarks it did not run.
+    const before = previous.http;
+    if (before?.ok === true && results.http.ok) {
+      const fresh = results.http.value;
+      const kept = before.value;
+      results.http = {
+        ...results.http,
+        value: {
+          ...fresh,
+          ...(fresh.ingest === undefined && kept.ingest !== undefined ? { ingest: kept.ingest } : {}),
+          ...(fresh.fsync === undefined && kept.fsync !== undefined ? { fsync: kept.fsync } : {}),
+          ...(fresh.stateless === undefined && kept.stateless !== undefined ? { stateless: kept.stateless } : {}),
+          ...(fresh.threads === undefined && kept.threads !== undefined ? { threads: kept.threads } : {}),
+        },
+      };
+    }
   }
   if (has('engine')) {
     progress('engine benchmark (bench/engine.ts), in process');
