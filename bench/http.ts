@@ -48,6 +48,8 @@ export interface HttpBenchResult {
   /** The threads sweep: ingestion at each `serve --threads` value. */
   readonly threads?: readonly (Comparison & { readonly threads: number })[];
   readonly dataDirBytes: number;
+  /** Rows kept from an earlier run by a partial one (`--only ingest`): which, and when they were measured. */
+  readonly earlier?: { readonly at: string; readonly benchmarks: readonly string[] };
 }
 
 function compare(runs: LoadResult[], baselineRuns: LoadResult[]): Comparison {

@@ -121,7 +121,7 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
   const h = o.value;
   const s = h.seedReport;
   out.push(
-    `Measured ${o.at}. Workload: ${s.cohorts} cohorts created through the API, ${int(s.users)} users seeded with ${int(s.events)} events (${int(s.eventsPerSecond)} events/s while seeding, ${s.seconds.toFixed(0)} s in all), ${int(s.members)} imported-segment memberships and ${int(s.rows)} connections rows (the loads answered ${s.importLoads}). Data directory after the run: ${(h.dataDirBytes / 2 ** 20).toFixed(0)} MiB.`,
+    `Measured ${o.at}. Workload: ${s.cohorts} cohorts created through the API, ${int(s.users)} users seeded with ${int(s.events)} events (${int(s.eventsPerSecond)} events/s while seeding, ${s.seconds.toFixed(0)} s in all), ${int(s.members)} imported-segment memberships and ${int(s.rows)} connections rows (the loads answered ${s.importLoads}). Data directory after the run: ${(h.dataDirBytes / 2 ** 20).toFixed(0)} MiB.${h.earlier === undefined ? '' : ` The ${h.earlier.benchmarks.join(', ')} rows are from the earlier run of ${h.earlier.at} (this one ran only part of them).`}`,
     '',
     '| Benchmark | audience req/s | baseline req/s | ratio | p50 | p99 | baseline p99 | failed requests | body bytes |',
     '|---|---|---|---|---|---|---|---|---|',

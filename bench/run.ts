@@ -160,16 +160,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (before?.ok === true && results.http.ok) {
       const fresh = results.http.value;
       const kept = before.value;
-      results.http = {
-        ...results.http,
-        value: {
-          ...fresh,
-          ...(fresh.ingest === undefined && kept.ingest !== undefined ? { ingest: kept.ingest } : {}),
-          ...(fresh.fsync === undefined && kept.fsync !== undefined ? { fsync: kept.fsync } : {}),
-          ...(fresh.stateless === undefined && kept.stateless !== undefined ? { stateless: kept.stateless } : {}),
-          ...(fresh.threads === undefined && kept.threads !== undefined ? { threads: kept.threads } : {}),
-        },
-      };
+      const earlier = (['ingest', 'fsync', 'stateless', 'threads'] as const).filter((name) => fresh[name] === undefined && kept[name] !== undefined);
+      if (earlier.length > 0) {
+        const keptValues = Object.fromEntries(earlier.map((name) => [name, kept[name]]));
+        results.http = { ...results.http, value: { ...fresh, ...keptValues, earlier: { at: kept.earlier?.at ?? before.at, benchmarks: earlier } } };
+      }
     }
   }
   if (has('engine')) {
