@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliProcess, tempDir } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -31,23 +32,16 @@ describe('npm start', () => {
     cleanups.push(async () => {
       if (npm.exitCode === null && npm.signalCode === null) npm.kill('SIGKILL');
     });
-    const end = Date.now() + 30_000;
-    while (!/listening on http:\/\/\S+/.test(out)) {
-      if (Date.now() > end || npm.exitCode !== null) throw new Error(`npm start did not listen: ${out}`);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await waitUntil(() => {
+      if (npm.exitCode !== null) throw new Error(`npm start exited before listening: ${out}`);
+      return /listening on http:\/\/\S+/.test(out);
+    }, 'npm start to listen', 30_000);
     const url = (/listening on (http:\/\/\S+)/.exec(out) as RegExpExecArray)[1] as string;
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
     npm.kill('SIGTERM');
     await exited;
     // The server is gone (its port refuses) and its lock is released (the directory opens offline).
-    const until = Date.now() + 10_000;
-    let offline = await runCliProcess(['keys', 'list', '--data', join(dir.path, 'data')]);
-    while (offline.code !== 0 && Date.now() < until) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      offline = await runCliProcess(['keys', 'list', '--data', join(dir.path, 'data')]);
-    }
-    expect(offline.code, offline.stderr).toBe(0);
+    await waitUntil(async () => (await runCliProcess(['keys', 'list', '--data', join(dir.path, 'data')])).code === 0, 'the data directory to open offline', 10_000);
     await expect(fetch(`${url}/healthz`)).rejects.toThrow();
   });
 });

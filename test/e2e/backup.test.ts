@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliProcess, tempDir } from '../support/processes.js';
 import { call, listeningUrl, serve, type WireEvent } from './support-crash.js';
+import { waitUntil } from '../support/wait.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -41,8 +42,7 @@ describe('backup and restore', () => {
       }
     };
     const streams = Array.from({ length: 4 }, stream);
-    const end = Date.now() + 20_000;
-    while (acknowledged.size < 200 && Date.now() < end) await new Promise((resolve) => setTimeout(resolve, 10));
+    await waitUntil(() => acknowledged.size >= 200, '200 acknowledged events', 20_000);
     const before = new Map(acknowledged);
     expect(before.size).toBeGreaterThanOrEqual(200);
     const out = join(dir.path, 'under-load.backup');

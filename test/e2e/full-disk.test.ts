@@ -16,6 +16,7 @@ import { createServer } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BIN, runCliProcess, tempDir } from '../support/processes.js';
+import { waitUntil } from '../support/wait.js';
 
 const cleanups: Array<() => Promise<unknown> | unknown> = [];
 afterEach(async () => {
@@ -57,14 +58,10 @@ async function serve(data: string, stdoutFd: number): Promise<Served> {
   let err = '';
   child.stderr?.on('data', (chunk: Buffer) => (err += chunk.toString()));
   const url = `http://127.0.0.1:${port}`;
-  const end = Date.now() + 20_000;
-  for (;;) {
+  await waitUntil(async () => {
     if (child.exitCode !== null) throw new Error(`serve exited (${child.exitCode}) before listening; stderr: ${err}`);
-    const ok = await fetch(`${url}/healthz`).then((r) => r.status === 200, () => false);
-    if (ok) break;
-    if (Date.now() > end) throw new Error(`serve did not answer /healthz within 20 s; stderr: ${err}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+    return fetch(`${url}/healthz`).then((r) => r.status === 200, () => false);
+  }, 'serve to answer /healthz', 20_000);
   return { child, url, exited };
 }
 

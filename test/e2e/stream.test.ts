@@ -7,6 +7,7 @@ import WebSocket from 'ws';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
 import type { StreamMessage } from '../../server/reactions/stream/hub.js';
+import { waitUntil } from '../support/wait.js';
 
 let h: TestService;
 const sockets: WebSocket[] = [];
@@ -35,13 +36,7 @@ function connect(query: string, key: string = h.keys.private_key): Promise<Clien
     socket.once('open', () =>
       resolve({
         messages,
-        until: async (count, what) => {
-          const end = Date.now() + 10_000;
-          while (messages.length < count) {
-            if (Date.now() > end) throw new Error(`stream: timed out waiting for ${what} (${messages.length} of ${count})`);
-            await new Promise((r) => setTimeout(r, 10));
-          }
-        },
+        until: (count, what) => waitUntil(() => messages.length >= count, `${what} on the stream`),
       }),
     );
     socket.once('unexpected-response', (_req, res) => reject(new Error(`refused: ${res.statusCode}`)));

@@ -3,6 +3,7 @@
 
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { waitUntil } from './wait.js';
 
 export interface Received {
   readonly path: string;
@@ -53,13 +54,7 @@ export async function startReceiver(): Promise<Receiver> {
     clearAnswers: () => {
       queue.length = 0;
     },
-    until: async (check, what, limitMs = 20_000) => {
-      const end = Date.now() + limitMs;
-      while (!check(received)) {
-        if (Date.now() > end) throw new Error(`receiver: timed out waiting for ${what} (got ${received.length} requests)`);
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-    },
+    until: (check, what, limitMs = 20_000) => waitUntil(() => check(received), `${what} at the receiver`, limitMs),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -9,6 +9,7 @@ import { openIngestPipeline, type IngestOptions, type Pipeline } from '../pipeli
 import { readTransitionLog } from '../../domain/reactions/log.js';
 import type { NewEvent } from '../../domain/events/index.js';
 import { randomUUID } from 'node:crypto';
+import { waitUntil } from '../../../test/support/wait.js';
 
 const WINDOW_MS = 1000;
 const RECENT = cohort(1, { event: 'Pageview', during: { the_last: { value: 1, unit: 'seconds' } } });
@@ -27,14 +28,6 @@ async function start(store: MemoryStore, options: Partial<IngestOptions> = {}): 
 
 function pageview(timeMs: number): NewEvent {
   return { id: randomUUID(), name: 'Pageview', time: new Date(timeMs).toISOString(), timeMs, properties: {} };
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string, limitMs = 10_000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 async function deadlineKeys(store: MemoryStore): Promise<string[]> {
@@ -59,13 +52,13 @@ describe('deadlines in the pipeline (D36)', () => {
     expect(answer.memberships).toEqual([1]);
     expect(pipeline.audienceSize(ORG, 1)).toBe(1);
     expect(await deadlineKeys(store)).toHaveLength(1);
-    await until(() => pipeline.audienceSize(ORG, 1) === 0, 'the exit at the deadline');
+    await waitUntil(() => pipeline.audienceSize(ORG, 1) === 0, 'the exit at the deadline');
     expect(await logged(store)).toEqual([
       [event.id, `entered@${t}`],
       [null, `exited@${t + WINDOW_MS}`],
     ]);
     expect(await pipeline.membershipsOf(ORG, userId(1))).toEqual([]);
-    await until(async () => (await deadlineKeys(store)).length === 0, 'the index entry to go');
+    await waitUntil(async () => (await deadlineKeys(store)).length === 0, 'the index entry to go');
     expect(pipeline.deadlineStats()?.evaluated).toBe(1);
   });
 
@@ -77,10 +70,10 @@ describe('deadlines in the pipeline (D36)', () => {
     const second = pageview(t + 100);
     await pipeline.append({ org: ORG, user: userId(2), events: [second] });
     // The ring holds both views; the deadline is the first one's expiry, then the second's.
-    await until(() => pipeline.audienceSize(ORG, 1) === 0, 'the exit');
+    await waitUntil(() => pipeline.audienceSize(ORG, 1) === 0, 'the exit');
     const exits = (await logged(store)).filter(([, what]) => what.startsWith('exited'));
     expect(exits).toEqual([[null, `exited@${t + 100 + WINDOW_MS}`]]);
-    await until(async () => (await deadlineKeys(store)).length === 0, 'the index to empty');
+    await waitUntil(async () => (await deadlineKeys(store)).length === 0, 'the index to empty');
   });
 
   it('a deadline that passed while the service was down is evaluated at start, at the deadline instant', async () => {
@@ -92,7 +85,7 @@ describe('deadlines in the pipeline (D36)', () => {
     open = [];
     expect(await deadlineKeys(store)).toHaveLength(1);
     const second = await start(store);
-    await until(async () => (await deadlineKeys(store)).length === 0, 'the overdue deadline');
+    await waitUntil(async () => (await deadlineKeys(store)).length === 0, 'the overdue deadline');
     expect(second.audienceSize(ORG, 1)).toBe(0);
     expect((await logged(store)).at(-1)).toEqual([null, `exited@${t + WINDOW_MS}`]);
   });

@@ -6,16 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../store/memory.js';
 import { reactionsKeys } from '../../domain/reactions/contract.js';
 import { DeadlineScheduler, parseDeadlineKey } from './scheduler.js';
+import { waitUntil } from '../../../test/support/wait.js';
 
 const ORG = 'org-1';
-
-async function until(check: () => boolean, what: string, limitMs = 5000): Promise<void> {
-  const end = Date.now() + limitMs;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 interface Call {
   readonly user: string;
@@ -76,14 +69,14 @@ describe('the deadline scheduler (D36)', () => {
     await put(store, 2, now - 1, 'u2');
     await put(store, 1, now + 150, 'u3');
     const { calls, scheduler } = start(store);
-    await until(() => calls.length === 2, 'the overdue entries');
+    await waitUntil(() => calls.length === 2, 'the overdue entries');
     expect(calls.map((c) => c.user).sort()).toEqual(['u1', 'u2']);
     // Still in flight: a wake-up (the later entry's) does not hand them out again.
-    await until(() => calls.length === 3, 'the later entry');
+    await waitUntil(() => calls.length === 3, 'the later entry');
     expect(calls[2]?.user).toBe('u3');
     expect(calls[2]!.at).toBeLessThanOrEqual(Date.now());
     for (const call of calls) await call.finish(true);
-    await until(() => scheduler.stats().evaluated === 3, 'the commits');
+    await waitUntil(() => scheduler.stats().evaluated === 3, 'the commits');
     expect(scheduler.stats().lagsMs).toHaveLength(3);
     expect(calls).toHaveLength(3);
   });
@@ -96,7 +89,7 @@ describe('the deadline scheduler (D36)', () => {
     const soon = Date.now() + 20;
     await put(store, 3, soon, 'near');
     scheduler.noteDeadlines([soon]);
-    await until(() => calls.length === 1, 'the noted deadline');
+    await waitUntil(() => calls.length === 1, 'the noted deadline');
     expect(calls[0]?.user).toBe('near');
     await calls[0]?.finish(true);
   });
@@ -106,15 +99,15 @@ describe('the deadline scheduler (D36)', () => {
     const now = Date.now() - 1000;
     for (let i = 0; i < 7; i++) await put(store, i % 4, now + i, `u${i}`);
     const { calls, scheduler } = start(store, 3);
-    await until(() => calls.length === 3, 'the first three');
+    await waitUntil(() => calls.length === 3, 'the first three');
     expect(scheduler.stats().inFlight).toBe(3);
     await calls[0]?.finish(false);
     await calls[1]?.finish(true);
-    await until(() => calls.length >= 5, 'more hand-outs');
+    await waitUntil(() => calls.length >= 5, 'more hand-outs');
     expect(scheduler.stats().inFlight).toBeLessThanOrEqual(3);
     // Finish everything that comes until every entry was evaluated (the failed one included).
     const done = new Set<Call>([calls[0] as Call, calls[1] as Call]);
-    await until(() => {
+    await waitUntil(() => {
       for (const call of calls) {
         if (done.has(call)) continue;
         done.add(call);

@@ -8,6 +8,7 @@ import { reactionsKeys, deliveryId, type Delivery } from '../../domain/reactions
 import { startReceiver, type Receiver } from '../../../test/support/receiver.js';
 import { DeliveryLoop, type DeliveryLoopOptions, type DeliveryTarget } from './loop.js';
 import { signDelivery, verifySignature } from './signature.js';
+import { waitUntil } from '../../../test/support/wait.js';
 
 const SECRET = 'a'.repeat(64);
 const R = 'reaction-1';
@@ -47,14 +48,6 @@ function start(store: MemoryStore, target: () => DeliveryTarget | undefined, opt
   loops.push(loop);
   loop.start();
   return loop;
-}
-
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const end = Date.now() + 10_000;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 const record = (store: MemoryStore, s: number) => store.get<Delivery>(reactionsKeys.delivery(R, s));
@@ -102,7 +95,7 @@ describe('the delivery loop (D37)', () => {
     const b1 = await enqueue(store, 'B');
     const target: DeliveryTarget = { url: receiver.url, secret: SECRET, state: 'Enabled' };
     start(store, () => target);
-    await until(() => receiver!.received.filter((r) => r.answered === 200).length === 3, 'three successes');
+    await waitUntil(() => receiver!.received.filter((r) => r.answered === 200).length === 3, 'three successes');
     const order = receiver.received.map((r) => [r.body.id, r.answered]);
     expect(order.filter(([id]) => id === a1.body.id)).toEqual([
       [a1.body.id, 500],
@@ -113,7 +106,7 @@ describe('the delivery loop (D37)', () => {
     expect(at(b1.body.id, 200)).toBeLessThan(at(a1.body.id, 200));
     for (const r of receiver.received) expect(verifySignature(SECRET, String(r.headers['x-audience-signature']), r.raw, Math.floor(Date.now() / 1000))).toBe(true);
     // The receiver answers before the loop records: wait for the records, then check them.
-    await until(async () => (await pendingCount(store)) === 0, 'every record');
+    await waitUntil(async () => (await pendingCount(store)) === 0, 'every record');
     expect(await record(store, a1.seq)).toMatchObject({ status: 'delivered', attempts: 2, last_status: 200, last_error: null });
   });
 
@@ -125,7 +118,7 @@ describe('the delivery loop (D37)', () => {
     try {
       const d = await enqueue(store, 'A', Date.now());
       start(store, () => ({ url: `http://127.0.0.1:${port}/`, secret: SECRET, state: 'Enabled' }), { timeoutMs: 50, horizonMs: 300 });
-      await until(async () => (await record(store, d.seq))?.status === 'failed', 'the horizon');
+      await waitUntil(async () => (await record(store, d.seq))?.status === 'failed', 'the horizon');
       const failed = await record(store, d.seq);
       expect(failed?.attempts).toBeGreaterThan(1);
       expect(failed).toMatchObject({ last_status: null, last_error: 'no answer within 50 ms' });
@@ -142,11 +135,11 @@ describe('the delivery loop (D37)', () => {
     const d = await enqueue(store, 'A');
     let state: 'Enabled' | 'Disabled' = 'Disabled';
     const loop = start(store, () => ({ url: receiver!.url, secret: SECRET, state }));
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await loop.scanned();
     expect(receiver.received).toHaveLength(0);
     state = 'Enabled';
     loop.notify([R]);
-    await until(() => receiver!.received.length === 1, 'the delivery');
+    await waitUntil(() => receiver!.received.length === 1, 'the delivery');
     expect(receiver.received[0]?.body.id).toBe(d.body.id);
   });
 
@@ -155,13 +148,16 @@ describe('the delivery loop (D37)', () => {
     for (let i = 0; i < 300; i++) await enqueue(store, `user-${i}`);
     const { fetch: slowFetch, answers, peak } = slowEndpoint();
     const loop = start(store, () => ({ url: 'http://127.0.0.1:9/', secret: SECRET, state: 'Enabled' }), { fetch: slowFetch, perEndpoint: 4 });
-    await until(() => answers.length === 4, 'four attempts');
-    await new Promise((resolve) => setTimeout(resolve, 30));
+    await waitUntil(() => answers.length === 4, 'four attempts');
+    // Every scan has decided: none started a fifth attempt.
+    await loop.scanned();
+    expect(answers).toHaveLength(4);
     expect(loop.stats().inFlight).toBe(4);
-    while ((await pendingCount(store)) > 0) {
+    // The receiver answers whatever waits, until the queue is empty.
+    await waitUntil(async () => {
       answers.splice(0).forEach((answer) => answer());
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+      return (await pendingCount(store)) === 0;
+    }, 'every delivery');
     expect(peak()).toBe(4);
     expect(loop.stats().delivered).toBe(300);
   });
@@ -180,11 +176,11 @@ describe('the delivery loop (D37)', () => {
     const loop = new DeliveryLoop({ store, target: () => ({ url: 'http://127.0.0.1:9/hook', secret: SECRET, state: 'Enabled' }), reactionIds: () => [R, other], fetch: slowFetch, perEndpoint: 3 });
     loops.push(loop);
     loop.start();
-    await until(() => answers.length === 3, 'three attempts');
-    while (loop.stats().delivered < 40) {
+    await waitUntil(() => answers.length === 3, 'three attempts');
+    await waitUntil(() => {
       answers.splice(0).forEach((answer) => answer());
-      await new Promise((resolve) => setTimeout(resolve, 1));
-    }
+      return loop.stats().delivered === 40;
+    }, 'the 40 deliveries');
     expect(peak()).toBe(3);
   });
 
@@ -194,10 +190,10 @@ describe('the delivery loop (D37)', () => {
     receiver.answerNext(503, 503, 503);
     const ds = [await enqueue(store, 'A'), await enqueue(store, 'B'), await enqueue(store, 'C')];
     const first = start(store, () => ({ url: receiver!.url, secret: SECRET, state: 'Enabled' }), { firstRetryMs: 60_000 });
-    await until(() => receiver!.received.length === 3, 'the refused attempts');
+    await waitUntil(() => receiver!.received.length === 3, 'the refused attempts');
     await first.stop();
     start(store, () => ({ url: receiver!.url, secret: SECRET, state: 'Enabled' }), { now: () => Date.now() + 120_000 });
-    await until(() => receiver!.received.length === 6, 'the deliveries after the restart');
+    await waitUntil(() => receiver!.received.length === 6, 'the deliveries after the restart');
     expect(receiver.received.slice(3).map((r) => r.body.id).sort()).toEqual(ds.map((d) => d.body.id).sort());
     expect(receiver.received.slice(3).every((r) => r.answered === 200)).toBe(true);
   });

@@ -76,6 +76,7 @@ export class DeliveryLoop {
   /** Attempts in flight per endpoint (URL origin), across the reactions sending there. */
   private readonly endpoints = new Map<string, number>();
   private readonly inFlight = new Set<Promise<void>>();
+  private readonly scans = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private stopped = false;
   private delivered = 0;
@@ -183,18 +184,28 @@ export class DeliveryLoop {
       return;
     }
     w.scanning = true;
-    this.scan(id, w)
+    const scanning: Promise<void> = this.scan(id, w)
       .catch((error: unknown) => {
         this.log(`reactions: reading the outbox of reaction ${id} failed (retried): ${String(error)}`);
         this.arm(id, w, this.now() + 1000);
       })
       .finally(() => {
         w.scanning = false;
+        this.scans.delete(scanning);
         if (w.again) {
           w.again = false;
           this.pump(id);
         }
       });
+    this.scans.add(scanning);
+  }
+
+  /**
+   * Resolves once no reaction's queue is being read (the scans started by a notify, and the ones they started, have
+   * decided what to send); attempts may still be in flight. For tests and a graceful reading of `stats()`.
+   */
+  async scanned(): Promise<void> {
+    while (this.scans.size > 0) await Promise.allSettled([...this.scans]);
   }
 
   /** One pass over the head of the reaction's queue: start what is due, arm a timer for the earliest backoff. */

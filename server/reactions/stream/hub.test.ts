@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../store/memory.js';
 import { reactionsKeys, type TransitionLogEntry } from '../../domain/reactions/contract.js';
 import { StreamHub, parsePosition, type StreamSocket, type Subscription } from './hub.js';
+import { waitUntil } from '../../../test/support/wait.js';
 
 const ORG = 'org-1';
 const T0 = Date.UTC(2026, 10, 24);
@@ -48,14 +49,6 @@ async function commit(store: MemoryStore, hub: StreamHub, cursor: number, value:
   hub.publish([{ cursor, entry: value }]);
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  const end = Date.now() + 5000;
-  while (!check()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
-}
-
 describe('the stream hub (D38)', () => {
   it('parses cursors: "{entry}.{index}" and a bare entry; rejects anything else', () => {
     expect(parsePosition('12.3')).toEqual({ cursor: 12, index: 3 });
@@ -74,7 +67,7 @@ describe('the stream hub (D38)', () => {
       await commit(store, hub, c, entry([1, 2]));
       if (c % 10 === 0) await new Promise((resolve) => setImmediate(resolve));
     }
-    await until(() => socket.sent.length === (1300 - 3) * 2 + 1, 'every transition after 3.0');
+    await waitUntil(() => socket.sent.length === (1300 - 3) * 2 + 1, 'every transition after 3.0');
     const cursors = socket.sent.map((m) => m.cursor);
     expect(cursors[0]).toBe('3.1');
     expect(new Set(cursors).size).toBe(cursors.length);
@@ -119,14 +112,14 @@ describe('the stream hub (D38)', () => {
     const socket = new FakeSocket();
     socket.growth = 1500; // a page of 500 messages makes 750 KB: past half the bound, under the bound
     await hub.subscribe(socket, sub({ after: { cursor: 0, index: Number.MAX_SAFE_INTEGER } }));
-    await until(() => socket.sent.length >= 500, 'the first page');
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => hub.waitingForDrain(socket), 'the catch-up to wait for the drain');
+    expect(socket.sent.length).toBeGreaterThanOrEqual(500);
     expect(socket.sent.length).toBeLessThanOrEqual(501);
     // The client catches up on reading: nothing stays queued from now on.
     socket.buffered = 0;
     socket.growth = 0;
     hub.drained(socket);
-    await until(() => socket.sent.length === 1500, 'the rest after the drain');
+    await waitUntil(() => socket.sent.length === 1500, 'the rest after the drain');
     expect(socket.closedWith).toBeUndefined();
     await hub.close();
   });
@@ -146,7 +139,7 @@ describe('the stream hub (D38)', () => {
     expect(old.closedWith).toBe(4410);
     const kept = new FakeSocket();
     await hub.subscribe(kept, sub({ after: { cursor: 2, index: Number.MAX_SAFE_INTEGER } }));
-    await until(() => kept.sent.length === 3, 'the kept entries');
+    await waitUntil(() => kept.sent.length === 3, 'the kept entries');
     expect(kept.closedWith).toBeUndefined();
     await hub.close();
   });

@@ -150,6 +150,12 @@ export class StreamHub {
     }
   }
 
+  /** Whether the socket's catch-up is waiting for it to drain (backpressure; for tests and diagnostics). */
+  waitingForDrain(socket: StreamSocket): boolean {
+    for (const s of this.subscribers) if (s.socket === socket && s.resume !== undefined) return true;
+    return false;
+  }
+
   /** The socket sent what was queued: a waiting catch-up goes on. */
   drained(socket: StreamSocket): void {
     for (const s of this.subscribers) if (s.socket === socket) s.resume?.();
