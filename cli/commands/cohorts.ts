@@ -58,18 +58,7 @@ export function registerCohortsCommand(program: Command, io: CliIo): void {
     .action(async (options: { includeChildWorkspaces?: boolean }, command: Command) => {
       const query = options.includeChildWorkspaces ? { 'include-child-workspaces': 'true' } : undefined;
       const list = await clientFor(command, io).request<CohortWire[]>('GET', BASE, { query });
-      printResult(io, command, list, () =>
-        formatTable(list, [
-          { header: 'ID', value: (c) => c.id },
-          { header: 'CODE', value: (c) => c.code },
-          { header: 'STATE', value: (c) => c.state },
-          { header: 'TYPE', value: (c) => c.segment_type },
-          { header: 'SIZE', value: (c) => c.live_audience_size },
-          { header: 'WORKSPACE', value: (c) => c.workspace_id },
-          { header: 'TAGS', value: (c) => c.tags },
-          { header: 'NAME', value: (c) => c.name },
-        ]),
-      );
+      printResult(io, command, list, () => describeCohortList(list));
     });
 
   cohorts
@@ -209,11 +198,32 @@ function describeRecompute(id: string, answer: unknown): string {
   return `recompute of cohort ${id}${code}: ${String(progress['state'] ?? 'unknown')}${counts}\n`;
 }
 
+/** A running computation's state and progress ("running, 400 of 1000 users"), or undefined when there is none. */
+function backfillLabel(cohort: CohortWire): string | undefined {
+  const progress = progressOf(cohort);
+  if (progress === undefined) return undefined;
+  return `${String(progress['state'] ?? 'running')}, ${usersLabel(Number(progress['users_done'] ?? 0), Number(progress['users_total'] ?? 0))}`;
+}
+
+/** The list for people: one row a cohort, with a running computation's progress in BACKFILL (D19). */
+export function describeCohortList(list: readonly CohortWire[]): string {
+  return formatTable(list, [
+    { header: 'ID', value: (c) => c.id },
+    { header: 'CODE', value: (c) => c.code },
+    { header: 'STATE', value: (c) => c.state },
+    { header: 'TYPE', value: (c) => c.segment_type },
+    { header: 'SIZE', value: (c) => c.live_audience_size },
+    { header: 'BACKFILL', value: (c) => backfillLabel(c) ?? '-' },
+    { header: 'WORKSPACE', value: (c) => c.workspace_id },
+    { header: 'TAGS', value: (c) => c.tags },
+    { header: 'NAME', value: (c) => c.name },
+  ]);
+}
+
 export function describeCohort(cohort: CohortWire): string {
   // D19: while a backfill (or an offline computation) runs, the size is not final yet.
-  const progress = progressOf(cohort);
-  const backfill: Array<[string, unknown]> =
-    progress === undefined ? [] : [['backfill', `${String(progress['state'] ?? 'running')}, ${usersLabel(Number(progress['users_done'] ?? 0), Number(progress['users_total'] ?? 0))}`]];
+  const label = backfillLabel(cohort);
+  const backfill: Array<[string, unknown]> = label === undefined ? [] : [['backfill', label]];
   return (
     formatFields([
       ['id', cohort.id],

@@ -150,7 +150,13 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
     const principal = authorise(ctx);
     const includeChildren = readIncludeChildren(ctx.query);
     const listed = cohorts.listVisible(principal, includeChildren);
-    return { status: 200, body: listed.map((cohort) => toCohortSummary(cohort, liveSizeOf(cohort))) };
+    // Like one cohort's answer, a summary carries `backfill` while its size is still being made exact (D19).
+    const summaryOf = (cohort: Cohort) => {
+      const summary = toCohortSummary(cohort, liveSizeOf(cohort));
+      const progress = backfill.progressOf(cohort);
+      return progress === undefined ? summary : { ...summary, backfill: progress };
+    };
+    return { status: 200, body: listed.map(summaryOf) };
   });
 
   // D14: create → 201 with the full cohort.

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
-import { describeCohort, usersLabel } from '../../cli/commands/cohorts.js';
+import { describeCohort, describeCohortList, usersLabel } from '../../cli/commands/cohorts.js';
 import { captureIo } from '../support/cli-io.js';
 import { startTestService, type TestService } from '../support/service.js';
 
@@ -95,7 +95,7 @@ describe('audience cohorts', () => {
     expect(found?.name).toBe('Listed');
     expect(found && 'query' in found).toBe(false);
     const table = await run(['cohorts', 'list']);
-    expect(table.out.split('\n')[0]).toMatch(/^ID\s+CODE\s+STATE\s+TYPE\s+SIZE\s+WORKSPACE\s+TAGS\s+NAME$/);
+    expect(table.out.split('\n')[0]).toMatch(/^ID\s+CODE\s+STATE\s+TYPE\s+SIZE\s+BACKFILL\s+WORKSPACE\s+TAGS\s+NAME$/);
     expect(table.out).toMatch(new RegExp(`^${cohort.id}\\s+${cohort.code}\\s+Enabled\\s+real_time\\b.*Listed$`, 'm'));
   });
 
@@ -222,5 +222,13 @@ describe('recompute progress labels', () => {
     const cohort = { id: 'c1', code: 1, name: 'n', tags: [], state: 'Enabled', workspace_id: 'w', segment_type: 'real_time', live_audience_size: 4, created_at: 't', last_updated_at: 't', query: {} };
     expect(describeCohort({ ...cohort, backfill: { state: 'running', users_done: 3, users_total: 10 } } as never)).toMatch(/backfill\s+running, 3 of 10 users/);
     expect(describeCohort(cohort as never)).not.toMatch(/backfill/);
+  });
+
+  it('cohorts list shows each running backfill in its BACKFILL column, "-" when there is none', () => {
+    const cohort = { id: 'c1', code: 1, name: 'n', tags: [], state: 'Enabled', workspace_id: 'w', segment_type: 'real_time', live_audience_size: 4, created_at: 't', last_updated_at: 't' };
+    const table = describeCohortList([{ ...cohort, backfill: { state: 'running', users_done: 3, users_total: 10 } }, { ...cohort, id: 'c2', code: 2 }] as never).split('\n');
+    expect(table[0]).toMatch(/SIZE\s+BACKFILL\s+WORKSPACE/);
+    expect(table[1]).toMatch(/^c1\s.*\s4\s+running, 3 of 10 users\s+w\s/);
+    expect(table[2]).toMatch(/^c2\s.*\s4\s+-\s+w\s/);
   });
 });

@@ -529,11 +529,15 @@ describe('backfill progress from the first answer on (D19)', () => {
     expect(created.body.backfill.users_total).toBeGreaterThanOrEqual(1);
     const read = await g.request('GET', `${COHORTS}/${created.body.id}`, { key });
     expect(read.body.backfill).toEqual(created.body.backfill);
+    // The list's summary carries the same progress (what `audience cohorts list` shows).
+    const listed = await g.request('GET', COHORTS, { key });
+    expect(listed.body.find((c: { id: string }) => c.id === created.body.id).backfill).toEqual(created.body.backfill);
 
     release();
     await g.services.backfill.whenSwept(org.organization_id);
     const done = await g.request('GET', `${COHORTS}/${created.body.id}`, { key });
     expect(done.body).not.toHaveProperty('backfill');
+    expect((await g.request('GET', COHORTS, { key })).body.find((c: { id: string }) => c.id === created.body.id)).not.toHaveProperty('backfill');
     expect(done.body.live_audience_size).toBe(3);
 
     hold();
