@@ -2,6 +2,7 @@
 // the field (D11). Unknown top-level fields are ignored (D1).
 
 import { badBody, missingBody } from '../errors.js';
+import { checkName } from '../domain/tenancy/index.js';
 
 export type BodyObject = Readonly<Record<string, unknown>>;
 
@@ -16,6 +17,13 @@ export function requireString(body: BodyObject, field: string): string {
   if (value === undefined || value === null) throw badBody(`${field}: missing`);
   if (typeof value !== 'string') throw badBody(`${field}: expected a string`);
   return value;
+}
+
+/** A required display name (cohorts, reactions): present, a string, within the name rules (`checkName`). */
+export function requireName(body: BodyObject, field = 'name'): string {
+  const value = body[field];
+  if (value === undefined || value === null) throw badBody(`${field}: missing`);
+  return checkName(field, value);
 }
 
 export function optionalString(body: BodyObject, field: string): string | undefined {

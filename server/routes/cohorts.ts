@@ -34,7 +34,7 @@
 
 import type { HttpServer, RequestContext } from '../http/index.js';
 import type { Services } from '../services.js';
-import { checkName, isUuid, type Principal } from '../domain/tenancy/index.js';
+import { isUuid, type Principal } from '../domain/tenancy/index.js';
 import { authenticatePrivate } from './auth.js';
 import {
   assertProvidersUsable,
@@ -46,7 +46,7 @@ import {
 } from '../domain/cohorts/index.js';
 import { formatProblem, validateQuery } from '../../engine/index.js';
 import { ServiceError, badBody, badParameter, notFound, stillReferenced } from '../errors.js';
-import { optionalEnum, optionalString, requireBodyObject, type BodyObject } from './body.js';
+import { optionalEnum, optionalString, requireBodyObject, requireName, type BodyObject } from './body.js';
 
 export type CohortsDeps = Pick<Services, 'tenancy' | 'cohorts' | 'imports' | 'pipeline' | 'backfill' | 'reactions' | 'clock' | 'newId'>;
 
@@ -167,8 +167,7 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
     async (ctx) => {
       const principal = authorise(ctx);
       const body = requireBodyObject(ctx.body);
-      if (body['name'] === undefined || body['name'] === null) throw badBody('name: missing');
-      const name = checkName('name', body['name']);
+      const name = requireName(body);
       if (body['query'] === undefined || body['query'] === null) throw badBody('query: missing');
       const query = readQuery(body['query']);
       const description = optionalString(body, 'description');

@@ -19,7 +19,7 @@ import type { Services } from '../services.js';
 import { checkName, isUuid, type Principal } from '../domain/tenancy/index.js';
 import { authenticatePrivate } from './auth.js';
 import { ServiceError, badBody, badParameter, notFound } from '../errors.js';
-import { optionalEnum, optionalString, requireBodyObject, type BodyObject } from './body.js';
+import { optionalEnum, optionalString, requireBodyObject, requireName, type BodyObject } from './body.js';
 import { deliverySeqOf, reactionsKeys, type Delivery, type Reaction, type ReactionTrigger } from '../domain/reactions/contract.js';
 import type { ReactionPatch } from '../domain/reactions/registry.js';
 import { prefixEnd } from '../store/contract.js';
@@ -96,8 +96,7 @@ export function registerReactionsRoutes(http: HttpServer, services: ReactionsDep
     async (ctx) => {
       const principal = authorise(ctx);
       const body = requireBodyObject(ctx.body);
-      if (body['name'] === undefined || body['name'] === null) throw badBody('name: missing');
-      const name = checkName('name', body['name']);
+      const name = requireName(body);
       const cohortId = optionalString(body, 'cohort_id');
       if (cohortId === undefined) throw badBody('cohort_id: missing');
       const trigger: ReactionTrigger | undefined = optionalEnum(body, 'trigger', TRIGGERS);
