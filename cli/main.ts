@@ -39,8 +39,12 @@ export function buildProgram(io: CliIo): Command {
   return program;
 }
 
+declare const AUDIENCE_PACKAGE_VERSION: string | undefined;
+
 /** package.json's version: two folders above dist/cli/main.js, one above cli/main.ts (tests run the sources). */
 function packageVersion(): string {
+  // The single executable (cli/package/build.ts) has the version written in: it has no package.json beside it.
+  if (typeof AUDIENCE_PACKAGE_VERSION === 'string') return AUDIENCE_PACKAGE_VERSION;
   for (const path of ['../../package.json', '../package.json']) {
     try {
       const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };

@@ -23,7 +23,12 @@ export interface RunningCli {
 }
 
 export function startCli(args: readonly string[], env: Record<string, string> = {}): RunningCli {
-  const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, stdio: 'pipe' });
+  return startProgram(process.execPath, [BIN, ...args], { ...process.env, ...env });
+}
+
+/** Starts any program with exactly the environment given (the packaged executable runs with no Node around it). */
+export function startProgram(command: string, args: readonly string[], env: NodeJS.ProcessEnv, cwd?: string): RunningCli {
+  const child = spawn(command, args, { env, stdio: 'pipe', ...(cwd === undefined ? {} : { cwd }) });
   let out = '';
   let err = '';
   const waiters: Array<{ pattern: RegExp; resolve: (m: RegExpMatchArray) => void; reject: (e: Error) => void }> = [];
@@ -68,7 +73,11 @@ export function startCli(args: readonly string[], env: Record<string, string> = 
 
 /** Runs the binary to completion. */
 export async function runCliProcess(args: readonly string[], env: Record<string, string> = {}) {
-  const running = startCli(args, env);
+  return runToEnd(startCli(args, env));
+}
+
+/** Waits for a started program to finish, its stdin closed. */
+export async function runToEnd(running: RunningCli) {
   running.child.stdin.end();
   const { code } = await running.exited;
   return { code, stdout: running.stdout(), stderr: running.stderr() };

@@ -82,11 +82,19 @@ class PoolExecutor implements Executor {
   }
 }
 
+let chosenWorkerFile: string | undefined;
+
+/** The single executable (cli/package) writes its bundled worker file out and names it here before any pool starts. */
+export function setWorkerFilename(path: string): void {
+  chosenWorkerFile = path;
+}
+
 /**
  * The worker's compiled file: the sibling worker.js when running from dist/, else (TypeScript sources under vitest)
  * dist/server/ingest/worker/worker.js of the project, which `npm run build` produces.
  */
 export function workerFilename(): string {
+  if (chosenWorkerFile !== undefined) return chosenWorkerFile;
   const sibling = fileURLToPath(new URL('./worker.js', import.meta.url));
   if (existsSync(sibling)) return sibling;
   const built = fileURLToPath(new URL('../../../dist/server/ingest/worker/worker.js', import.meta.url));

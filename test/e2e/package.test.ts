@@ -1,0 +1,78 @@
+// `npm run package` (issue 14): the single executable runs on its own. The test builds it, copies it ALONE into an
+// empty directory (no node_modules, no dist/, no node on PATH, a fresh HOME so its addons are written out anew) and
+// drives it there: --version, init, offline keys, serve with a worker thread (so the piscina worker file and both
+// native addons come from the executable's assets), an event tracked with the printed public key, an online CLI
+// command against it, SIGTERM to a clean exit, and the directory reopened offline afterwards.
+
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { copyFile, readdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runToEnd, startProgram, tempDir } from '../support/processes.js';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BUILT = join(ROOT, 'dist', 'audience');
+
+let dir: { path: string; remove: () => Promise<void> };
+let exe: string;
+let env: NodeJS.ProcessEnv;
+
+beforeAll(async () => {
+  await promisify(execFile)(process.execPath, [join(ROOT, 'dist', 'cli', 'package', 'build.js')], { cwd: ROOT, maxBuffer: 16 * 1024 * 1024 });
+  dir = await tempDir('audience-package-');
+  exe = join(dir.path, 'audience');
+  await copyFile(BUILT, exe);
+  // Nothing from this machine's Node setup: no PATH to node, no NODE_OPTIONS, a HOME of its own.
+  env = { HOME: dir.path, PATH: '/usr/bin:/bin', LANG: 'C.UTF-8' };
+}, 180_000);
+
+afterAll(async () => {
+  await dir?.remove();
+});
+
+const run = (args: readonly string[]) => runToEnd(startProgram(exe, args, env, dir.path));
+
+describe('the single executable', () => {
+  it('runs init, offline keys and --version from an empty directory', async () => {
+    expect(await readdir(dir.path)).toEqual(['audience']);
+    const version = await run(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+
+    const init = await run(['init', '--data', 'offline', '--json']);
+    expect(init.code, init.stderr).toBe(0);
+    const keys = JSON.parse(init.stdout) as { public_key: string; workspace_id: string };
+    const created = await run(['keys', 'create', '--data', 'offline', '--workspace', keys.workspace_id, '--type', 'public', '--name', 'site', '--json']);
+    expect(created.code, created.stderr).toBe(0);
+    const listed = await run(['keys', 'list', '--data', 'offline', '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    expect(listed.stdout).toContain('site');
+  });
+
+  it('serves from an empty directory with a worker thread, and stops on SIGTERM', async () => {
+    const server = startProgram(exe, ['serve', '--data', 'data', '--port', '0', '--threads', '1', '--log-level', 'warn'], env, dir.path);
+    try {
+      const [, publicKey] = await server.waitFor(/public key:\s+(\S+)/);
+      const [, privateKey] = await server.waitFor(/private key[^:]*:\s+(\S+)/);
+      const [, url] = await server.waitFor(/listening on (http:\/\/\S+)/);
+      const health = await fetch(`${url}/healthz`);
+      expect(health.status).toBe(200);
+
+      const tracked = await fetch(`${url}/v2.0/events?k=${publicKey}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user_id: randomUUID(), name: 'Pageview', properties: {} }) });
+      expect(tracked.status, await tracked.clone().text()).toBe(200);
+
+      await writeFile(join(dir.path, 'viewers.json'), '{"event":"Pageview"}');
+      const cohort = await run(['cohorts', 'create', '--url', url as string, '--key', privateKey as string, '--name', 'Viewers', '--query', 'viewers.json', '--json']);
+      expect(cohort.code, cohort.stderr).toBe(0);
+      expect(JSON.parse(cohort.stdout)).toMatchObject({ name: 'Viewers' });
+    } finally {
+      server.child.kill('SIGTERM');
+    }
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+    const reopened = await run(['keys', 'list', '--data', 'data', '--json']);
+    expect(reopened.code, reopened.stderr).toBe(0);
+  });
+});
