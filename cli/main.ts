@@ -1,8 +1,8 @@
 // The `audience` program: buildProgram(io) assembles the commander tree, runCli maps outcomes to exit codes
 // (0 success, 1 error with one line on stderr, 2 usage error with help), as operations.md requires.
 
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
+import { packageVersion } from '../server/version.js';
 import { CliError, type CliIo } from './io.js';
 import { HttpError } from './client.js';
 import { registerInitCommand } from './commands/init.js';
@@ -37,23 +37,6 @@ export function buildProgram(io: CliIo): Command {
   registerStreamCommand(program, io);
   registerBackupCommands(program, io);
   return program;
-}
-
-declare const AUDIENCE_PACKAGE_VERSION: string | undefined;
-
-/** package.json's version: two folders above dist/cli/main.js, one above cli/main.ts (tests run the sources). */
-function packageVersion(): string {
-  // The single executable (cli/package/build.ts) has the version written in: it has no package.json beside it.
-  if (typeof AUDIENCE_PACKAGE_VERSION === 'string') return AUDIENCE_PACKAGE_VERSION;
-  for (const path of ['../../package.json', '../package.json']) {
-    try {
-      const pkg = JSON.parse(readFileSync(new URL(path, import.meta.url), 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'audience' && typeof pkg.version === 'string') return pkg.version;
-    } catch {
-      // not there: the other layout
-    }
-  }
-  return 'unknown';
 }
 
 /** Applies io-bound output and exit handling to a command; subcommands inherit it when created with .command(). */

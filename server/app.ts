@@ -15,6 +15,8 @@ import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
 import { registerReactionsRoutes } from './routes/reactions.js';
 import { registerStreamRoute } from './routes/stream.js';
 import { registerBackupRoute } from './routes/backups.js';
+import { registerOpenApiRoute } from './routes/openapi.js';
+import { packageVersion } from './version.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 
 export interface ServiceOptions {
@@ -108,6 +110,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registerReactionsRoutes(http, services);
     registerStreamRoute(http, services);
     registerBackupRoute(http, services, options.dataDir);
+    registerOpenApiRoute(http, packageVersion());
     if (options.metrics !== false) {
       const created = createMetrics(services, options.dataDir, () => segmentation.totals().dropped);
       metrics = created;

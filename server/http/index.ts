@@ -5,6 +5,7 @@ export { renderError, reasonPhrase } from './envelopes.js';
 export { isLoopbackAddress, isTransportSecure } from './transport.js';
 export type { SocketHandle, WebSocketRoute } from './websocket.js';
 export type {
+  ServedRoute,
   Area,
   BodyMode,
   Handler,

@@ -92,6 +92,18 @@ export class Router {
     return { kind: 'not-found', area: this.areaOf(segments[0]) };
   }
 
+  /** Every route registered, in registration order within a path, paths depth-first (the OpenAPI document, D1). */
+  routes(): Route[] {
+    const out: Route[] = [];
+    const visit = (node: RouteNode): void => {
+      out.push(...node.methods.values());
+      for (const child of node.statics.values()) visit(child);
+      if (node.param !== undefined) visit(node.param);
+    };
+    visit(this.root);
+    return out;
+  }
+
   private areaOf(firstSegment: string | undefined): Area {
     return (firstSegment !== undefined && this.areaByPrefix.get(firstSegment)) || 'plain';
   }

@@ -16,7 +16,7 @@ import { Exchange, type OutgoingResponse } from './response.js';
 import { Router, type Route } from './router.js';
 import { InFlightTracker } from './shutdown.js';
 import { describePeer, isTransportSecure, type Peer } from './transport.js';
-import type { Area, HttpServer, HttpServerOptions, ListenResult, Reply } from './types.js';
+import type { Area, HttpServer, HttpServerOptions, ListenResult, Reply, ServedRoute } from './types.js';
 import { registerWebSocket } from './websocket.js';
 
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -77,6 +77,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   let draining = false;
   let closed: Promise<void> | undefined;
   const closeSockets: (() => void)[] = [];
+  const webSockets: ServedRoute[] = [];
 
   /** Writes a handler's reply; a reply that cannot be written (bad status, unserialisable body) becomes a 500. */
   function send(exchange: Exchange, reply: Reply, area: Area): void {
@@ -294,6 +295,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     },
 
     webSocket(pattern, area, route) {
+      webSockets.push({ method: 'GET', pattern, area, websocket: true });
       closeSockets.push(registerWebSocket(app, pattern, area, route, { secure, trustProxy, docsUrl: () => docsUrl, log }));
     },
 
@@ -334,6 +336,8 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       })();
       return closed;
     },
+
+    routes: () => [...router.routes().map((r): ServedRoute => ({ method: r.method, pattern: r.pattern, area: r.area, websocket: false })), ...webSockets],
 
     inFlight: () => tracker.size(),
   };

@@ -88,6 +88,14 @@ export interface ResponseInfo {
   readonly code?: number;
 }
 
+/** One served route; a WebSocket path is `GET` with `websocket: true` (its upgrade request). */
+export interface ServedRoute {
+  readonly method: Method;
+  readonly pattern: string;
+  readonly area: Area;
+  readonly websocket: boolean;
+}
+
 export interface ListenResult {
   port: number;
   url: string;
@@ -97,6 +105,8 @@ export interface HttpServer {
   route(method: Method, pattern: string, area: Area, handler: Handler, options?: RouteOptions): void;
   /** A WebSocket route (websocket.ts): authorised at the upgrade like a route, then a socket per client. */
   webSocket<T>(pattern: string, area: Area, route: WebSocketRoute<T>): void;
+  /** What this instance serves: every HTTP route and WebSocket path registered so far (`GET /openapi.json`). */
+  routes(): ServedRoute[];
   /** Rejects with a clear Error (e.g. "port 8080 is already in use on 127.0.0.1") when it cannot listen. */
   listen(): Promise<ListenResult>;
   /** Graceful: stop accepting, let in-flight requests finish and their responses be written, then resolve. */
