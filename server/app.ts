@@ -8,7 +8,7 @@ import { collapseRepeats } from './log.js';
 import { openServices, type Clock, type ServiceLimits, type Services, type ServicesOptions } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCohortsRoutes } from './routes/cohorts.js';
-import { registerIdentityRoutes } from './routes/identity.js';
+import { registerAliasLookupRoute, registerIdentityRoutes } from './routes/identity.js';
 import { registerEventsRoutes } from './routes/events.js';
 import { registerSegmentationRoutes } from './routes/segmentation/index.js';
 import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
@@ -16,6 +16,7 @@ import { registerReactionsRoutes } from './routes/reactions.js';
 import { registerStreamRoute } from './routes/stream.js';
 import { registerBackupRoute } from './routes/backups.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
+import { registerCohortInsightsRoutes } from './routes/cohort-insights.js';
 import { packageVersion } from './version.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
 
@@ -104,7 +105,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registerAdminRoutes(http, services);
     registerCohortsRoutes(http, services);
     registerIdentityRoutes(http, services);
+    registerAliasLookupRoute(http, services);
     registerEventsRoutes(http, services);
+    registerCohortInsightsRoutes(http, services);
     const segmentation = registerSegmentationRoutes(http, services, { log });
     registerTaxonomyRoutes(http, services);
     registerReactionsRoutes(http, services);

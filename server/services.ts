@@ -14,6 +14,18 @@ import { Backfill } from './backfill/index.js';
 import { ReactionRegistry } from './domain/reactions/registry.js';
 import { DeliveryLoop, type DeliveryLoopOptions } from './reactions/delivery/loop.js';
 import { StreamHub, type StreamHubOptions } from './reactions/stream/hub.js';
+import { CohortSeries } from './domain/cohorts/series.js';
+import { readTransitionLog } from './domain/reactions/log.js';
+
+const DAY = 24 * 3_600_000;
+
+/** The series' last day from the stored log, through the cursor committed before the live feed began. */
+async function loadSeries(store: Store, series: CohortSeries, through: number, since: number): Promise<void> {
+  for await (const { cursor, entry } of readTransitionLog(store)) {
+    if (cursor > through) break;
+    if (entry.at >= since) series.add(entry);
+  }
+}
 
 export interface Clock {
   /** Wall-clock time; injected so tests can fix it. */
@@ -35,6 +47,8 @@ export interface Services {
   readonly deliveries: DeliveryLoop;
   /** D38: the live stream's subscribers of the transitions log (close it before the store). */
   readonly stream: StreamHub;
+  /** Each cohort's last day by minute (the dashboard's charts): sizes, entries and exits, from the transitions log. */
+  readonly series: CohortSeries;
   readonly clock: Clock;
   readonly newId: () => string;
 }
@@ -136,11 +150,15 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     ...options.delivery,
   });
   const stream = await StreamHub.open({ store, now: () => clock.now().getTime(), log: options.log, ...options.stream });
+  const series = new CohortSeries();
+  const loadedThrough = stream.lastCursor();
   pipeline.onCommitted((outcome) => {
+    for (const { entry } of outcome.log) series.add(entry);
     stream.publish(outcome.log);
     deliveries.notify(outcome.reactions);
   });
   reactions.onChange((reaction) => deliveries.notify([reaction.id]));
   deliveries.start();
-  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, reactions, deliveries, stream, clock, newId };
+  await loadSeries(store, series, loadedThrough, clock.now().getTime() - DAY);
+  return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, reactions, deliveries, stream, series, clock, newId };
 }

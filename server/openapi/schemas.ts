@@ -242,6 +242,40 @@ export const SCHEMAS: Record<string, Schema> = {
     },
     ['cursor', 'kind', 'cohort', 'user_id', 'time', 'event_id'],
   ),
+  CohortSeries: object(
+    {
+      id: uuid,
+      code: { type: 'integer' },
+      size: { type: 'integer', minimum: 0 },
+      minutes: {
+        type: 'array',
+        items: object({ time, size: { type: 'integer', minimum: 0 }, entered: { type: 'integer', minimum: 0 }, exited: { type: 'integer', minimum: 0 } }, ['time', 'size', 'entered', 'exited']),
+      },
+    },
+    ['id', 'code', 'size', 'minutes'],
+  ),
+  Explanation: object(
+    {
+      user_id: uuid,
+      cohort: cohortRef,
+      live_member: { type: 'boolean', description: 'the live membership' },
+      member: { type: 'boolean', description: 'whether the whole query holds over the replayed history now' },
+      events: { type: 'integer', description: 'events replayed' },
+      groups: {
+        type: 'array',
+        description: 'the items of the query\'s and; a group holds when any of its clauses does',
+        items: object(
+          {
+            path: text,
+            holds: { type: 'boolean' },
+            clauses: { type: 'array', items: object({ path: text, clause: { description: 'the clause as written in the query' }, holds: { type: 'boolean' } }, ['path', 'clause', 'holds']) },
+          },
+          ['path', 'holds', 'clauses'],
+        ),
+      },
+    },
+    ['user_id', 'cohort', 'live_member', 'member', 'events', 'groups'],
+  ),
   CohortError: object({ request_id: uuid, error: errorDetail(true) }, ['request_id', 'error'], { description: 'Cohort, segmentation, reactions, admin and plain routes (D10).' }),
   IdentityError: object({ request_id: uuid, error: errorDetail(false) }, ['request_id', 'error'], { description: 'Identity and events routes (D10).' }),
   UnknownUserError: object(

@@ -92,6 +92,20 @@ function readIncludeChildren(query: URLSearchParams): boolean {
   throw badParameter(`The query parameter ${INCLUDE_CHILDREN} must be true or false.`, `${INCLUDE_CHILDREN}: expected true or false`);
 }
 
+/** The path's cohort id, lower-cased; a non-UUID names nothing (404 3000, D9). */
+export function cohortIdOf(ctx: RequestContext): string {
+  const raw = ctx.params['cohortId'] ?? '';
+  if (!isUuid(raw)) throw notFound('cohort');
+  return raw.toLowerCase();
+}
+
+/** D19: live size of an enabled real-time cohort; a disabled one has no members; offline ones are not live. */
+export function liveSize(cohort: Cohort, { pipeline, backfill }: Pick<Services, 'pipeline' | 'backfill'>): number | undefined {
+  if (cohort.segment_type !== 'real_time') return cohort.state === 'Enabled' ? backfill.offlineResultOf(cohort)?.size : undefined;
+  if (cohort.state !== 'Enabled') return 0;
+  return pipeline.audienceSize(cohort.organization_id, cohort.code);
+}
+
 export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): void {
   const { tenancy, cohorts, imports, pipeline, backfill, reactions, clock, newId } = services;
 
@@ -123,19 +137,8 @@ export function registerCohortsRoutes(http: HttpServer, services: CohortsDeps): 
   /** D5–D7: every cohort operation needs a private key over a secure transport. */
   const authorise = (ctx: RequestContext): Principal => authenticatePrivate(tenancy, ctx);
 
-  /** The path's cohort id, lower-cased; a non-UUID names nothing (404 3000, D9). */
-  const cohortIdOf = (ctx: RequestContext): string => {
-    const raw = ctx.params['cohortId'] ?? '';
-    if (!isUuid(raw)) throw notFound('cohort');
-    return raw.toLowerCase();
-  };
 
-  /** D19: live size of an enabled real-time cohort; a disabled one has no members; offline ones are not live. */
-  const liveSizeOf = (cohort: Cohort): number | undefined => {
-    if (cohort.segment_type !== 'real_time') return cohort.state === 'Enabled' ? backfill.offlineResultOf(cohort)?.size : undefined;
-    if (cohort.state !== 'Enabled') return 0;
-    return pipeline.audienceSize(cohort.organization_id, cohort.code);
-  };
+  const liveSizeOf = (cohort: Cohort): number | undefined => liveSize(cohort, services);
 
   const full = (cohort: Cohort) => toCohortWire(cohort, liveSizeOf(cohort));
 

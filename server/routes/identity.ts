@@ -53,3 +53,19 @@ export function registerIdentityRoutes(http: HttpServer, { tenancy, identity }: 
     return { status: 200, body: view };
   }, { body: 'required' });
 }
+
+/**
+ * `GET /v2.0/aliases/{tag}/{id}` (the dashboard's user lookup, issue 16): the user an alias points to, as
+ * `{id, tag, platform_id}`; an alias never bound is 404 3000. Private key. Not on the legacy address (D47 lists its
+ * routes), so it is registered apart from registerIdentityRoutes.
+ */
+export function registerAliasLookupRoute(http: HttpServer, { tenancy, identity }: IdentityRouteDeps): void {
+  http.route('GET', '/v2.0/aliases/:tag/:id', 'identity', async (ctx) => {
+    const principal = authenticatePrivate(tenancy, ctx);
+    const tag = ctx.params['tag'] ?? '';
+    const id = ctx.params['id'] ?? '';
+    const user = await identity.findAliasUser(principal.organizationId, { tag, id });
+    if (user === undefined) throw notFound('alias');
+    return { status: 200, body: { id, tag, platform_id: user } };
+  });
+}

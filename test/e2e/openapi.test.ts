@@ -163,6 +163,12 @@ describe('GET /openapi.json', () => {
       await call('GET', '/cohorts-api/v2/cohorts/:cohortId', { cohortId: cohort.body.id });
       expect((await call('GET', '/cohorts-api/v2/cohorts/:cohortId', { cohortId: randomUUID() })).status).toBe(404);
       await call('PATCH', '/cohorts-api/v2/cohorts/:cohortId', { cohortId: cohort.body.id }, { body: { description: 'page viewers' } });
+      await call('GET', '/cohorts-api/v2/cohorts/:cohortId/series', { cohortId: cohort.body.id });
+      await call('GET', '/cohorts-api/v2/cohorts/:cohortId/explain', { cohortId: offline.body.id }, { query: `?user_id=${user}` });
+      expect((await call('GET', '/cohorts-api/v2/cohorts/:cohortId/explain', { cohortId: offline.body.id }, { query: `?user_id=${randomUUID()}` })).status).toBe(404);
+      await call('GET', '/cohorts-api/v2/users/:userId/cohorts', { userId: user });
+      expect((await call('GET', '/v2.0/aliases/:tag/:id', { tag: 'email', id: 'a@example.com' })).body).toMatchObject({ platform_id: user });
+      expect((await call('GET', '/v2.0/aliases/:tag/:id', { tag: 'email', id: 'nobody@example.com' })).status).toBe(404);
       const recomputed = await call('POST', '/cohorts-api/v2/cohorts/:cohortId/recompute', { cohortId: offline.body.id });
       expect([200, 202]).toContain(recomputed.status);
 
