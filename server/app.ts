@@ -16,6 +16,7 @@ import { registerReactionsRoutes } from './routes/reactions.js';
 import { registerStreamRoute } from './routes/stream.js';
 import { registerBackupRoute } from './routes/backups.js';
 import { registerOpenApiRoute } from './routes/openapi.js';
+import { registerDashboardRoutes } from './routes/dashboard.js';
 import { registerCohortInsightsRoutes } from './routes/cohort-insights.js';
 import { packageVersion } from './version.js';
 import { createMetrics, type ServiceMetrics } from './metrics.js';
@@ -114,6 +115,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     registerStreamRoute(http, services);
     registerBackupRoute(http, services, options.dataDir);
     registerOpenApiRoute(http, packageVersion());
+    registerDashboardRoutes(http);
     if (options.metrics !== false) {
       const created = createMetrics(services, options.dataDir, () => segmentation.totals().dropped);
       metrics = created;

@@ -247,6 +247,19 @@ export const ADMIN_OPERATIONS: Record<string, OperationSpec> = {
     summary: 'Prometheus metrics (absent with --metrics off)',
     ok: { status: 200, description: 'Prometheus text exposition format', schema: { type: 'string' }, contentType: 'text/plain' },
   },
+  'GET /dashboard': {
+    area: 'plain', tag: 'Operations', key: 'none',
+    summary: 'The dashboard (sign in with a key)',
+    ok: { status: 200, description: 'The dashboard\'s page', schema: { type: 'string' }, contentType: 'text/html' },
+    errors: [404],
+  },
+  'GET /dashboard/:file': {
+    area: 'plain', tag: 'Operations', key: 'none',
+    summary: 'A file of the dashboard',
+    path: { file: 'app.js, app.js.map, app.css or index.html' },
+    ok: { status: 200, description: 'The file', schema: { type: 'string' }, contentType: 'text/javascript' },
+    errors: [404],
+  },
   'GET /openapi.json': {
     area: 'plain', tag: 'Operations', key: 'none',
     summary: 'This document: the routes this instance serves',

@@ -102,6 +102,7 @@ const segment = object(
     cpm: nullable({ type: 'number', minimum: 0 }),
     categories: strings,
     updated_at: time,
+    member_count: { type: 'integer', minimum: 0, description: 'users in the segment (in list answers)' },
   },
   ['id', 'code', 'name', 'import_id', 'description', 'cpm', 'categories', 'updated_at'],
 );

@@ -48,6 +48,7 @@
 //              sgn!{importId}                             number of segments of the import (list total_count)
 //              mb!{org}!{user}!{importId}!{segmentCode}   user is a member of an imported segment
 //              ms!{importId}!{segmentCode}!{user}         members of a segment (deleting a segment deletes its mb)
+//              smn!{importId}!{segmentCode}               number of members of a segment (absent in older stores)
 //              mr!{org}!{user}!{importId}!{rowId}         connections row of a user
 //              mri!{importId}!{rowId}                     connections row id -> user (re-loading a row replaces it)
 // Free-form parts (alias ids and tags, codes, event names) go through `keyPart`; numbers through `seqPart`.

@@ -6,12 +6,10 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import puppeteer, { type Browser } from 'puppeteer-core';
+import type { Browser } from 'puppeteer-core';
+import { launchBrowser } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
-
-const CHROMIUM = ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((path) => existsSync(path));
 
 let service: TestService;
 let page: Server;
@@ -19,12 +17,11 @@ let pageUrl: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (CHROMIUM === undefined) throw new Error('chromium is not installed (apt-get install -y chromium; .ci/run does it)');
   service = await startTestService();
   page = createServer((_req, res) => res.writeHead(200, { 'Content-Type': 'text/html' }).end('<!doctype html><title>site</title><p>a site of another origin</p>'));
   await new Promise<void>((resolve) => page.listen(0, '127.0.0.1', resolve));
   pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/`;
-  browser = await puppeteer.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'] });
+  browser = await launchBrowser();
 }, 60_000);
 
 afterAll(async () => {

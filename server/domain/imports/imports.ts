@@ -12,7 +12,7 @@ import { ContextCache, readContext } from './context.js';
 import { validateNewImport } from './import-body.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
 import { importCodeKey, importKey, importsScan, segmentCodesScan, segmentCountKey, segmentKey } from './keys.js';
-import { planMembers, removeSegmentMembers } from './members.js';
+import { memberCount, planMembers, removeSegmentMembers } from './members.js';
 import { validateMembersBody } from './members-body.js';
 import { KeyedQueue } from '../keyed-queue.js';
 import { validateRows } from './row-body.js';
@@ -184,8 +184,10 @@ export class Imports {
     const segments = await this.store.getMany<SegmentRecord>(page.map(([, id]) => segmentKey(importId, id)));
     const last = page[page.length - 1];
     const totalCount = (await this.store.get<number>(segmentCountKey(importId))) ?? 0;
+    const found = segments.filter((segment): segment is SegmentRecord => segment !== undefined);
+    const counts = await Promise.all(found.map((segment) => memberCount(this.store, importId, segment.code)));
     return {
-      elements: segments.filter((segment): segment is SegmentRecord => segment !== undefined),
+      elements: found.map((segment, i) => ({ ...segment, member_count: counts[i] as number })),
       pagination: {
         ...(entries.length > pageSize && last !== undefined ? { next_token: encodePageToken(last[0].slice(prefix.length)) } : {}),
         total_count: totalCount,

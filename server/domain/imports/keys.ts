@@ -17,6 +17,7 @@ export const membershipKey = (org: string, user: string, importId: string, segme
 export const membershipsScan = (org: string, user: string) => scanPrefix('mb', keyPart(org), keyPart(user));
 export const segmentMemberKey = (importId: string, segmentCode: string, user: string) =>
   key('ms', keyPart(importId), keyPart(segmentCode), keyPart(user));
+export const segmentMemberCountKey = (importId: string, segmentCode: string) => key('smn', keyPart(importId), keyPart(segmentCode));
 export const segmentMembersScan = (importId: string, segmentCode: string) =>
   scanPrefix('ms', keyPart(importId), keyPart(segmentCode));
 

@@ -4,7 +4,7 @@
 import type { BatchOp, Store } from '../../store/contract.js';
 import { prefixEnd } from '../../store/contract.js';
 import { fromKeyPart } from '../../store/layout.js';
-import { membershipKey, segmentMemberKey, segmentMembersScan } from './keys.js';
+import { membershipKey, segmentMemberCountKey, segmentMemberKey, segmentMembersScan } from './keys.js';
 import type { ImportRecord, MembersResult, StoredMembership } from './types.js';
 
 /** Keys deleted per batch when a segment's members are removed. */
@@ -45,7 +45,21 @@ export async function planMembers(
     }
     affectedUsers.push(user);
   });
+  if (added !== removed) {
+    const before = await memberCount(store, imported.id, segmentCode);
+    ops.push({ type: 'put', key: segmentMemberCountKey(imported.id, segmentCode), value: before + added - removed });
+  }
   return { ops, result: { added, removed, affectedUsers } };
+}
+
+/** How many users a segment holds: its counter, or (a store from before the counter) its members counted once. */
+export async function memberCount(store: Store, importId: string, segmentCode: string): Promise<number> {
+  const kept = await store.get<number>(segmentMemberCountKey(importId, segmentCode));
+  if (typeof kept === 'number') return kept;
+  const prefix = segmentMembersScan(importId, segmentCode);
+  let n = 0;
+  for await (const _ of store.iterate({ gte: prefix, lt: prefixEnd(prefix) })) n++;
+  return n;
 }
 
 /**
@@ -61,7 +75,10 @@ export async function removeSegmentMembers(store: Store, org: string, importId: 
     for await (const [key] of store.iterate({ gte: prefix, lt: prefixEnd(prefix), limit: REMOVE_CHUNK })) {
       chunk.push(fromKeyPart(key.slice(prefix.length)));
     }
-    if (chunk.length === 0) return users;
+    if (chunk.length === 0) {
+      await store.batch([{ type: 'del', key: segmentMemberCountKey(importId, segmentCode) }]);
+      return users;
+    }
     await store.batch(
       chunk.flatMap((user): BatchOp[] => [
         { type: 'del', key: membershipKey(org, user, importId, segmentCode) },

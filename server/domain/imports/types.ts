@@ -55,7 +55,8 @@ export type ResolveUser = <R>(
 ) => Promise<R>;
 
 export interface SegmentPage {
-  readonly elements: readonly SegmentRecord[];
+  /** With how many users each holds (the dashboard's member counts). */
+  readonly elements: readonly (SegmentRecord & { readonly member_count: number })[];
   readonly pagination: { readonly next_token?: string; readonly total_count: number };
 }
 
