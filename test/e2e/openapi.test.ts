@@ -109,6 +109,9 @@ describe('GET /openapi.json', () => {
     expect((await call('GET', '/errors/:status/:code', { status: '400', code: '1002' }, { key: null })).status).toBe(200);
     expect((await call('GET', '/metrics', {}, { key: null })).status).toBe(200);
     expect((await call('GET', '/openapi.json', {}, { key: null })).status).toBe(200);
+    expect((await call('GET', '/dashboard', {}, { key: null })).status).toBe(200);
+    expect((await call('GET', '/dashboard/:file', { file: 'app.js' }, { key: null })).status).toBe(200);
+    expect((await call('GET', '/dashboard/:file', { file: 'secrets.txt' }, { key: null })).status).toBe(404);
 
     // Admin.
     const child = await call('POST', '/admin/v1/workspaces', {}, { body: { name: 'Child', parent_id: service.keys.workspace_id } });
