@@ -486,12 +486,12 @@ describe('references across workspaces (D41)', () => {
 
     const refused = await h.request('DELETE', `${COHORTS}/${target.id}`, { key: rootOnlyKey });
     expectError(refused, 409, 4000);
-    expect(refused.body.error.cause).toBe(`cohort ${target.code} is named by the queries of cohorts ${fromRoot.code} and of 2 cohorts this key cannot see`);
+    expect(refused.body.error.cause).toBe(`cohort ${target.code} is named by the queries of cohorts ${fromRoot.code} "referrer" and of 2 cohorts this key cannot see`);
 
     // The organization's `descendants` key sees them all.
     const all = await h.request('DELETE', `${COHORTS}/${target.id}`, { key: org.private_key });
     expectError(all, 409, 4000);
-    const codes = [fromRoot.code, fromA.code, fromB.code].sort((x, y) => x - y).join(', ');
+    const codes = [fromRoot.code, fromA.code, fromB.code].sort((x, y) => x - y).map((code) => `${code} "referrer"`).join(', ');
     expect(all.body.error.cause).toBe(`cohort ${target.code} is named by the queries of cohorts ${codes}`);
   });
 });

@@ -1,7 +1,7 @@
 // The dashboard in a real browser (issue 16): headless Chromium signs in with a key; creates a cohort with an invalid
 // query and sees the problem at its JSON path (the editor selects it), fixes it; events sent through the API move the
 // size on the page without a reload; creates a reaction (its secret shown once); looks a user up by alias and explains
-// a membership; sees an import's segments with member counts; creates and revokes a key (which then stops working);
+// a membership; a 409 on delete names the cohort naming it; a failed delivery is retried; sees an import's segments with member counts; creates and revokes a key (which then stops working);
 // a public key is offered the users' events only; the pages fit a phone's width and are reachable by keyboard; no
 // page logs a console error (the only failed requests are the refusals the steps provoke). Each page's screenshot is
 // written to docs/screenshots/ (README links them).
@@ -24,7 +24,8 @@ const failedRequests: string[] = [];
 
 beforeAll(async () => {
   await mkdir(SHOTS, { recursive: true });
-  service = await startTestService();
+  // Deliveries fail at their first refused attempt (a 1 ms horizon), so the page has a failed one to retry.
+  service = await startTestService({ delivery: { horizonMs: 1 } });
   browser = await launchBrowser();
   page = await openPage(1280, 860);
 }, 60_000);
@@ -130,6 +131,16 @@ describe('the dashboard', () => {
     await waitText('.facts .size', '0');
   });
 
+  it('refuses to delete a cohort another names, saying which (409)', async () => {
+    const code = Number(await text('.facts dd:nth-of-type(2)'));
+    const naming = await service.json<{ id: string }>('POST', '/cohorts-api/v2/cohorts', { body: { name: 'Came back', query: { has_entered: { segment: code } } } });
+    expect(naming.status).toBe(201);
+    await page.click('.actions button.danger');
+    await page.waitForSelector('.actions + .error');
+    expect(await text('.actions + .error')).toContain('Came back');
+    expect((await service.json('DELETE', `/cohorts-api/v2/cohorts/${naming.body.id}`)).status).toBe(200);
+  });
+
   it('moves the size on the page as events arrive, without a reload', async () => {
     const before = await page.evaluate(() => performance.timeOrigin);
     await track(user, 'Pageview');
@@ -168,7 +179,28 @@ describe('the dashboard', () => {
     expect(await text('.secret code.once')).toMatch(/^[0-9a-f]{64}$/);
     await page.waitForSelector('tr[data-reaction]');
     expect(await text('tr[data-reaction] td')).toBe('Welcome buyers');
+    // A new member fires it; the webhook's port refuses and (a 1 ms horizon) the delivery fails at once; the page
+    // shows it failed, and its Retry sends it again (a second refused attempt: 2 attempts, failed again).
+    const buyer = randomUUID();
+    await track(buyer, 'Purchase');
+    await track(buyer, 'Pageview');
+    await page.click('tr[data-reaction] td a');
+    await page.waitForSelector('#deliveries-title');
+    await page.select('#delivery-status', 'failed');
+    const refreshUntil = async (cell: string, expected: string) => {
+      for (let i = 0; i < 50; i++) {
+        const found = await page.$eval(cell, (el) => el.textContent).catch(() => undefined);
+        if (found === expected) return;
+        await page.click('section[aria-labelledby="deliveries-title"] .bar button');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      throw new Error(`${cell} never read ${expected}`);
+    };
+    await refreshUntil('tr[data-delivery] .badge', 'failed');
     await shot('reactions');
+    await page.click('tr[data-delivery] button');
+    await refreshUntil('tr[data-delivery] td:nth-child(4)', '2');
+    expect(await text('tr[data-delivery] .badge')).toBe('failed');
     await page.click('tr[data-reaction] td:nth-child(6) button');
     await waitText('tr[data-reaction] .badge', 'Paused');
   });
@@ -263,6 +295,7 @@ describe('the dashboard', () => {
   it('logged no console error; the only failed requests were the refusals provoked', () => {
     expect(consoleErrors).toEqual([]);
     // The unknown key's sign-in (401), the public key's access probe (403), the invalid query (400).
-    expect(failedRequests.sort()).toEqual(['GET /cohorts-api/v2/cohorts 401', 'GET /cohorts-api/v2/cohorts 403', 'POST /cohorts-api/v2/cohorts 400'].sort());
+    const cohortDelete = `DELETE /cohorts-api/v2/cohorts/${cohortId} 409`;
+    expect(failedRequests.sort()).toEqual(['GET /cohorts-api/v2/cohorts 401', 'GET /cohorts-api/v2/cohorts 403', 'POST /cohorts-api/v2/cohorts 400', cohortDelete].sort());
   });
 });

@@ -34,6 +34,8 @@ export interface TestServiceOptions {
   metrics?: boolean;
   /** D47: a legacy port (0: a free one) serving the identity and events routes. */
   legacyPort?: number;
+  /** D37: the delivery loop's tuning (a short horizon makes failed deliveries at once). */
+  delivery?: ServiceOptions['delivery'];
 }
 
 export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
@@ -56,6 +58,7 @@ async function open(dataDir: string, keys: InitResult, options: TestServiceOptio
     corsOrigins: options.corsOrigins,
     stream: options.stream,
     metrics: options.metrics,
+    ...(options.delivery === undefined ? {} : { delivery: options.delivery }),
     ...(options.legacyPort === undefined ? {} : { legacyPort: options.legacyPort }),
     log: () => undefined,
   });

@@ -398,10 +398,12 @@ export class CohortRegistry {
             return cohort !== undefined && this.tenancy.canSeeWorkspace(principal, cohort.workspace_id);
           });
     const hidden = referrers.length - named.length;
-    if (hidden === 0) return `cohort ${code} is named by the queries of cohorts ${named.join(', ')}`;
+    // Codes with their names, so a person (the dashboard shows the cause) knows them: `2 "Came back"`.
+    const list = named.map((referrer) => `${referrer} ${JSON.stringify(org.byCode.get(referrer)?.name ?? '')}`).join(', ');
+    if (hidden === 0) return `cohort ${code} is named by the queries of cohorts ${list}`;
     const others = `${hidden} cohort${hidden === 1 ? '' : 's'} this key cannot see`;
     if (named.length === 0) return `cohort ${code} is named by the queries of ${others}`;
-    return `cohort ${code} is named by the queries of cohorts ${named.join(', ')} and of ${others}`;
+    return `cohort ${code} is named by the queries of cohorts ${list} and of ${others}`;
   }
 
   private remember(cohort: Cohort): void {
