@@ -2,6 +2,7 @@
 // the same-run baseline and each target with whether this run met it. Rewrites only what lies between the markers.
 
 import type { ReactionsBenchResult } from './reactions.js';
+import type { DashboardBenchResult } from './dashboard.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { EngineBenchResult } from './engine.js';
 import type { Comparison, HttpBenchResult } from './http.js';
@@ -37,6 +38,7 @@ export interface BenchResults {
   readonly backfill?: Outcome<Record<string, unknown>>;
   readonly memory?: Outcome<MemoryBenchResult>;
   readonly reactions?: Outcome<ReactionsBenchResult>;
+  readonly dashboard?: Outcome<DashboardBenchResult>;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString('en');
@@ -104,6 +106,10 @@ export function renderResults(r: BenchResults): string {
     row('Deadline lag (D36) at the ingestion load: median', '< 50 ms', ms(lag.p50), lag.p50 < 50);
     row('Deadline lag (D36) at the ingestion load: max', '< 1,000 ms', ms(lag.max), lag.max < 1000);
   } else row('Deadline lag (D36) at the ingestion load', 'median < 50 ms, max < 1 s', missing(r.reactions), undefined);
+  if (r.dashboard?.ok) {
+    const d = r.dashboard.value;
+    row(`Dashboard: a page of ${int(d.cohorts)} cohorts, navigation to all rows shown (headless Chromium)`, '< 1,000 ms', spread(d.renderMs, ms), d.renderMs.median < 1000);
+  } else row('Dashboard: a page of 1,000 cohorts renders', '< 1,000 ms', missing(r.dashboard), undefined);
   out.push('');
 
   if (r.http !== undefined) out.push(...renderHttp(r.http));

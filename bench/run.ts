@@ -11,9 +11,10 @@ import type { LoadSettings } from './load.js';
 import { runMemoryBench, type MemoryBenchOptions } from './memory.js';
 import { runReferenceBench, type ReferenceBenchOptions } from './reference.js';
 import { runReactionsBench } from './reactions.js';
+import { runDashboardBench, type DashboardBenchOptions } from './dashboard.js';
 import { backfillRate, renderResults, writeReadme, type BenchResults, type Outcome } from './report.js';
 
-export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory', 'reactions'] as const;
+export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory', 'reactions', 'dashboard'] as const;
 /** `serve --threads` values of the threads sweep: the main thread alone, one owner, two owners. */
 export const THREADS_SWEEP = [0, 1, 2] as const;
 export type BenchName = (typeof BENCHMARKS)[number];
@@ -31,6 +32,7 @@ interface Settings {
   readonly backfill: object;
   /** Users of the reactions benchmark's delivery part. */
   readonly reactionUsers: number;
+  readonly dashboard: DashboardBenchOptions;
 }
 
 const SEED = 42;
@@ -47,6 +49,7 @@ export const FULL: Settings = {
   memory: { users: 1_000_000, steps: 10 },
   backfill: {},
   reactionUsers: 5_000,
+  dashboard: { cohorts: 1000, runs: 5 },
 };
 
 /** A smoke check (under 2 minutes): same shape, smaller; its figures are not the README's. */
@@ -61,6 +64,7 @@ export const QUICK: Settings = {
   memory: { users: 20_000, steps: 2 },
   backfill: { users: 500 },
   reactionUsers: 1_000,
+  dashboard: { cohorts: 1000, runs: 2 },
 };
 
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench');
@@ -192,6 +196,11 @@ export async function main(argv: readonly string[]): Promise<void> {
     results.memory = await attempt('memory', () => runMemoryBench(settings.memory, progress));
   }
 
+  if (has('dashboard')) {
+    progress(`dashboard benchmark (bench/dashboard.ts): ${settings.dashboard.cohorts} cohorts in headless Chromium`);
+    results.dashboard = await attempt('dashboard', () => runDashboardBench(settings.dashboard));
+    if (results.dashboard.ok) progress(`  rendered in ${results.dashboard.value.renderMs.median.toFixed(0)} ms (median)`);
+  }
   if (has('reactions')) {
     progress('reactions benchmark (bench/reactions.ts): deliveries, stream, deadline lag');
     results.reactions = await attempt('reactions', () => runReactionsBench({ users: settings.reactionUsers, load: settings.load }, progress));
