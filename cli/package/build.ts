@@ -132,7 +132,14 @@ async function main(): Promise<void> {
   ]);
 
   // The assets' content names the directory they are written to, so a new build never reuses an old build's files.
-  const assetsBuild = `${version}-${sha256(workerFile, addons.uws, addons.classicLevel)}`;
+  const dashboard = {
+    [ASSETS.dashboardHtml]: join(DIST, 'dashboard', 'index.html'),
+    [ASSETS.dashboardJs]: join(DIST, 'dashboard', 'app.js'),
+    [ASSETS.dashboardMap]: join(DIST, 'dashboard', 'app.js.map'),
+    [ASSETS.dashboardCss]: join(DIST, 'dashboard', 'app.css'),
+  };
+  for (const file of Object.values(dashboard)) if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
+  const assetsBuild = `${version}-${sha256(workerFile, addons.uws, addons.classicLevel, ...Object.values(dashboard))}`;
   const script = join(OUT, 'audience.cjs');
   await bundle(join(DIST, 'cli', 'package', 'main.js'), script, shims, {
     AUDIENCE_PACKAGE_VERSION: JSON.stringify(version),
@@ -147,7 +154,7 @@ async function main(): Promise<void> {
       main: script,
       output: blob,
       disableExperimentalSEAWarning: true,
-      assets: { [ASSETS.uws]: addons.uws, [ASSETS.classicLevel]: addons.classicLevel, [ASSETS.worker]: workerFile },
+      assets: { [ASSETS.uws]: addons.uws, [ASSETS.classicLevel]: addons.classicLevel, [ASSETS.worker]: workerFile, ...dashboard },
     }),
   );
   execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'inherit' });

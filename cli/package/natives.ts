@@ -7,10 +7,18 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
-/** The asset names the build embeds (build.ts) and the runtime writes out. */
-export const ASSETS = { uws: 'uws.node', classicLevel: 'classic-level.node', worker: 'worker.cjs' } as const;
+/** The asset names the build embeds (build.ts) and the runtime writes out; `dashboard/` files are dist/dashboard's. */
+export const ASSETS = {
+  uws: 'uws.node',
+  classicLevel: 'classic-level.node',
+  worker: 'worker.cjs',
+  dashboardHtml: 'dashboard/index.html',
+  dashboardJs: 'dashboard/app.js',
+  dashboardMap: 'dashboard/app.js.map',
+  dashboardCss: 'dashboard/app.css',
+} as const;
 
 export interface SeaAssets {
   getAsset(key: string): ArrayBuffer;
@@ -34,6 +42,7 @@ export function writeOutAssets(sea: SeaAssets, build: string): Record<keyof type
   for (const [name, asset] of Object.entries(ASSETS) as [keyof typeof ASSETS, string][]) {
     const path = join(dir, asset);
     if (!existsSync(path)) {
+      mkdirSync(dirname(path), { recursive: true });
       const temporary = `${path}.${process.pid}.${createHash('sha1').update(String(Math.random())).digest('hex').slice(0, 8)}`;
       writeFileSync(temporary, new Uint8Array(sea.getAsset(asset)), { mode: 0o755 });
       renameSync(temporary, path);

@@ -2,6 +2,7 @@
 // (ES module imports evaluate in order): writes the assets out and tells the bundle's shims where they are.
 
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import { setWorkerFilename } from '../../server/ingest/worker/executor.js';
 import { loadAddon, writeOutAssets, type SeaAssets } from './natives.js';
 
@@ -17,3 +18,5 @@ natives.__audienceNative = { uws: () => loadAddon(paths.uws), classicLevel: () =
 // piscina starts each thread on its own worker.js, which then loads the task file: here one file is both (worker.ts).
 natives.__audiencePiscinaWorker = paths.worker;
 setWorkerFilename(paths.worker);
+// The dashboard's static files (server/routes/dashboard.ts serves them from here).
+globalThis.__audienceDashboardDir = dirname(paths.dashboardHtml);

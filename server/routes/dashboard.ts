@@ -22,8 +22,10 @@ declare global {
 
 /** dist/dashboard: beside dist/server when running the build, under the project's dist/ when running sources. */
 function dashboardDir(): string | undefined {
-  const candidates = [globalThis.__audienceDashboardDir, fileURLToPath(new URL('../../dashboard/', import.meta.url)), fileURLToPath(new URL('../../dist/dashboard/', import.meta.url))];
-  return candidates.find((dir) => dir !== undefined && existsSync(join(dir, 'index.html')));
+  // The executable's bundle has no import.meta.url: its directory is given.
+  if (globalThis.__audienceDashboardDir !== undefined) return globalThis.__audienceDashboardDir;
+  const candidates = [fileURLToPath(new URL('../../dashboard/', import.meta.url)), fileURLToPath(new URL('../../dist/dashboard/', import.meta.url))];
+  return candidates.find((dir) => existsSync(join(dir, 'index.html')));
 }
 
 export function registerDashboardRoutes(http: HttpServer): void {

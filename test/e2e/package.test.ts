@@ -1,7 +1,7 @@
 // `npm run package` (issue 14): the single executable runs on its own. The test builds it, copies it ALONE into an
 // empty directory (no node_modules, no dist/, no node on PATH, a fresh HOME so its addons are written out anew) and
 // drives it there: --version, init, offline keys, serve with a worker thread (so the piscina worker file and both
-// native addons come from the executable's assets), an event tracked with the printed public key, an online CLI
+// native addons come from the executable's assets), the dashboard's files (assets too), an event tracked with the printed public key, an online CLI
 // command against it, SIGTERM to a clean exit, and the directory reopened offline afterwards.
 
 import { execFile } from 'node:child_process';
@@ -60,6 +60,11 @@ describe('the single executable', () => {
       const [, url] = await server.waitFor(/listening on (http:\/\/\S+)/);
       const health = await fetch(`${url}/healthz`);
       expect(health.status).toBe(200);
+      // The dashboard's files come from the executable's assets too.
+      const dashboard = await fetch(`${url}/dashboard`);
+      expect(dashboard.status).toBe(200);
+      expect(await dashboard.text()).toContain('/dashboard/app.js');
+      expect((await fetch(`${url}/dashboard/app.js`)).status).toBe(200);
 
       const tracked = await fetch(`${url}/v2.0/events?k=${publicKey}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user_id: randomUUID(), name: 'Pageview', properties: {} }) });
       expect(tracked.status, await tracked.clone().text()).toBe(200);
