@@ -155,14 +155,14 @@ describe('references (D18)', () => {
     expect(chained.references).toEqual([d.code]);
   });
 
-  it('deleting a cohort another query names is 409 4000 listing the referencing codes', async () => {
+  it('deleting a cohort another query names is 409 4000 listing the referencing codes and names', async () => {
     const a = await create();
     const b = await create({ query: entered(a.code) });
     const c = await create({ query: entered(a.code) });
     await expect(cohorts.delete(a.id)).rejects.toMatchObject({
       status: 409,
       code: 4000,
-      detail: expect.stringContaining(`${b.code}, ${c.code}`),
+      detail: expect.stringContaining(`${b.code} "Readers", ${c.code} "Readers"`),
     });
     expect(cohorts.get(a.id)).toBeDefined();
   });
