@@ -1,0 +1,117 @@
+// Partition leases on a real nats-server (issue 15): two nodes split the partitions by rendezvous hashing, never both
+// owning one (a gain always follows the other node's loss); a node that dies without releasing loses its share to
+// the other once its leases expire; a lease taken from under a node is fenced at its next refresh.
+
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { Kvm, type KV } from '@nats-io/kv';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PartitionLeases, desiredOwner } from '../../server/cluster/leases.js';
+import { startNatsServer, type NatsServer } from '../support/nats.js';
+import { waitUntil } from '../support/wait.js';
+
+const PARTITIONS = 8;
+const TTL = 2_000;
+
+let nats: NatsServer;
+let nc: NatsConnection;
+let buckets = 0;
+
+beforeAll(async () => {
+  nats = await startNatsServer();
+  nc = await connect({ servers: nats.url });
+}, 30_000);
+
+afterAll(async () => {
+  await nc?.close();
+  await nats?.stop();
+});
+
+async function freshBuckets(): Promise<{ leases: KV; nodes: KV }> {
+  const kvm = new Kvm(nc);
+  buckets++;
+  return {
+    leases: await kvm.create(`leases${buckets}`, { history: 1, ttl: TTL }),
+    nodes: await kvm.create(`nodes${buckets}`, { history: 1, ttl: TTL }),
+  };
+}
+
+/** Every gain and loss in order, to check that no partition ever has two owners. */
+type Step = { node: string; kind: 'gain' | 'loss'; partition: number };
+
+function node(name: string, buckets: { leases: KV; nodes: KV }, timeline: Step[]): PartitionLeases {
+  return new PartitionLeases({
+    ...buckets,
+    node: name,
+    partitions: PARTITIONS,
+    ttlMs: TTL,
+    onGain: (partition) => void timeline.push({ node: name, kind: 'gain', partition }),
+    onLoss: (partition) => void timeline.push({ node: name, kind: 'loss', partition }),
+  });
+}
+
+function assertExclusive(timeline: readonly Step[]): void {
+  const owner = new Map<number, string>();
+  for (const step of timeline) {
+    if (step.kind === 'gain') {
+      expect(owner.get(step.partition), `partition ${step.partition} gained by ${step.node} while owned`).toBeUndefined();
+      owner.set(step.partition, step.node);
+    } else {
+      expect(owner.get(step.partition)).toBe(step.node);
+      owner.delete(step.partition);
+    }
+  }
+}
+
+describe('partition leases', () => {
+  it('split the partitions between two nodes by rendezvous hashing, one owner at a time', async () => {
+    const b = await freshBuckets();
+    const timeline: Step[] = [];
+    const a = node('node-a', b, timeline);
+    const c = node('node-c', b, timeline);
+    await a.start();
+    expect([...a.owned().keys()].sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    await c.start();
+    const share = (name: string) => Array.from({ length: PARTITIONS }, (_, p) => p).filter((p) => desiredOwner(p, ['node-a', 'node-c']) === name);
+    await waitUntil(
+      () => [...a.owned().keys()].sort().join() === share('node-a').join() && [...c.owned().keys()].sort().join() === share('node-c').join(),
+      'the two nodes to hold their shares',
+      15_000,
+    );
+    expect(share('node-a').length + share('node-c').length).toBe(PARTITIONS);
+    expect(share('node-c').length).toBeGreaterThan(0);
+    assertExclusive(timeline);
+    await a.stop();
+    await waitUntil(() => c.owned().size === PARTITIONS, 'the remaining node to hold every partition', 15_000);
+    assertExclusive(timeline);
+    await c.stop();
+  });
+
+  it('take over a dead node\'s partitions once its leases expire', async () => {
+    const b = await freshBuckets();
+    const timeline: Step[] = [];
+    const a = node('node-a', b, timeline);
+    const c = node('node-c', b, timeline);
+    await a.start();
+    await c.start();
+    await waitUntil(() => a.owned().size + c.owned().size === PARTITIONS && c.owned().size > 0 && a.owned().size > 0, 'both nodes to own partitions', 15_000);
+    // a dies: no release, no more refreshes; its heartbeat and leases expire after the ttl.
+    await a.stop(false);
+    const died = Date.now();
+    await waitUntil(() => c.owned().size === PARTITIONS, 'the survivor to take every partition', 20_000);
+    expect(Date.now() - died).toBeGreaterThanOrEqual(TTL / 2);
+    await c.stop();
+  });
+
+  it('fence a partition whose lease was taken from under its owner', async () => {
+    const b = await freshBuckets();
+    const timeline: Step[] = [];
+    const a = node('node-a', b, timeline);
+    await a.start();
+    expect(a.owned().has(3)).toBe(true);
+    await b.leases.put('p3', 'intruder');
+    await a.tick();
+    expect(a.owned().has(3)).toBe(false);
+    expect(timeline.at(-1)).toEqual({ node: 'node-a', kind: 'loss', partition: 3 });
+    await a.stop();
+  });
+});
