@@ -1,33 +1,21 @@
 // The cluster's event log on a real nats-server (issue 15): the partition count is the first node's, a repeated event
 // id is stored once (Nats-Msg-Id dedupe), and a partition reads back in order from any sequence, then live.
 
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EventLog } from '../../server/cluster/event-log.js';
-import { startNatsServer, type NatsServer } from '../support/nats.js';
+import { useNatsServer } from '../support/nats.js';
 import { waitUntil } from '../support/wait.js';
 
-let nats: NatsServer;
-let nc: NatsConnection;
-
-beforeAll(async () => {
-  nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
-}, 30_000);
-
-afterAll(async () => {
-  await nc?.close();
-  await nats?.stop();
-});
+const nats = useNatsServer();
 
 const bytes = (text: string) => new TextEncoder().encode(text);
 const text = (data: Uint8Array) => new TextDecoder().decode(data);
 
 describe('the cluster event log', () => {
   it('keeps the first node\'s partition count, stores a repeated id once, reads a partition in order from a sequence', async () => {
-    const log = await EventLog.open(nc, { partitions: 16, replicas: 1 });
+    const log = await EventLog.open(nats.connection(), { partitions: 16, replicas: 1 });
     expect(log.partitions).toBe(16);
-    const second = await EventLog.open(nc, { partitions: 4, replicas: 1 });
+    const second = await EventLog.open(nats.connection(), { partitions: 4, replicas: 1 });
     expect(second.partitions).toBe(16);
 
     const a = await log.publish(3, bytes('a'), 'id-a');

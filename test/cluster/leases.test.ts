@@ -2,32 +2,20 @@
 // owning one (a gain always follows the other node's loss); a node that dies without releasing loses its share to
 // the other once its leases expire; a lease taken from under a node is fenced at its next refresh.
 
-import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { Kvm, type KV } from '@nats-io/kv';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PartitionLeases, desiredOwner } from '../../server/cluster/leases.js';
-import { startNatsServer, type NatsServer } from '../support/nats.js';
+import { useNatsServer } from '../support/nats.js';
 import { waitUntil } from '../support/wait.js';
 
 const PARTITIONS = 8;
 const TTL = 2_000;
 
-let nats: NatsServer;
-let nc: NatsConnection;
+const nats = useNatsServer();
 let buckets = 0;
 
-beforeAll(async () => {
-  nats = await startNatsServer();
-  nc = await connect({ servers: nats.url });
-}, 30_000);
-
-afterAll(async () => {
-  await nc?.close();
-  await nats?.stop();
-});
-
 async function freshBuckets(): Promise<{ leases: KV; nodes: KV }> {
-  const kvm = new Kvm(nc);
+  const kvm = new Kvm(nats.connection());
   buckets++;
   return {
     leases: await kvm.create(`leases${buckets}`, { history: 1, ttl: TTL }),

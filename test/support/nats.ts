@@ -6,6 +6,8 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { afterAll, beforeAll } from 'vitest';
 
 export const NATS_SERVER = ['/usr/sbin/nats-server', '/usr/bin/nats-server'].find((path) => existsSync(path));
 
@@ -49,4 +51,23 @@ export async function startNatsServer(): Promise<NatsServer> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** One nats-server and a connection to it for a test file: started before its tests, stopped after them. */
+export function useNatsServer(): { server: () => NatsServer; connection: () => NatsConnection } {
+  let server: NatsServer | undefined;
+  let connection: NatsConnection | undefined;
+  beforeAll(async () => {
+    server = await startNatsServer();
+    connection = await connect({ servers: server.url });
+  }, 30_000);
+  afterAll(async () => {
+    await connection?.close();
+    await server?.stop();
+  });
+  const ready = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('the nats-server is not started (useNatsServer runs in beforeAll)');
+    return value;
+  };
+  return { server: () => ready(server), connection: () => ready(connection) };
 }
