@@ -30,6 +30,8 @@ export interface Published {
 }
 
 export interface PartitionReader {
+  /** Settles when reading ends: resolves after stop(), rejects with the error when `apply` failed (reading stops). */
+  readonly done: Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -78,9 +80,15 @@ export class EventLog {
     });
     const messages: ConsumerMessages = await consumer.consume();
     const done = (async () => {
-      for await (const message of messages) await apply(message.seq, message.data);
+      try {
+        for await (const message of messages) await apply(message.seq, message.data);
+      } catch (error) {
+        messages.stop();
+        throw error;
+      }
     })();
     return {
+      done,
       stop: async () => {
         messages.stop();
         await done.catch(() => undefined);

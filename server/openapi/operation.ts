@@ -30,6 +30,8 @@ export interface OperationSpec {
   readonly alsoOk?: readonly { readonly status: number; readonly description: string }[];
   /** Error statuses beyond the ones every keyed route has (401, 403, 500) and the ones its inputs imply (400, 404, 413). */
   readonly errors?: readonly number[];
+  /** Envelopes a status may have besides the area's own (the events read's flat 3002, D12). */
+  readonly alsoErrors?: Readonly<Record<number, string>>;
   /** Extra fields (`x-websocket`, ...). */
   readonly extensions?: Readonly<Record<string, unknown>>;
 }
@@ -40,7 +42,6 @@ const REASONS: Record<number, string> = {
   403: 'The key may not do this (code 2001: public key, plain HTTP with a private key, or out of reach)',
   404: 'No such resource the key can see (code 3000)',
   409: 'Already exists, or still referenced (code 4000)',
-  410: 'Gone',
   413: 'The body is larger than the server accepts (code 1002, D2)',
   500: 'Unexpected error, logged with the request id (code 5000)',
 };
@@ -103,11 +104,11 @@ export function expandOperation(method: string, pattern: string, spec: Operation
     responses[String(other.status)] = { description: other.description, headers: { 'X-Request-Id': REQUEST_ID_HEADER }, ...json(spec.ok.schema, spec.ok.contentType) };
   }
   for (const status of [...statuses].sort()) {
-    const unknownUser = spec.area === 'identity' && status === 400 && pattern === '/v2.0/events' && method === 'GET';
+    const other = spec.alsoErrors?.[status];
     responses[String(status)] = {
       description: REASONS[status] ?? `HTTP ${status}`,
       headers: { 'X-Request-Id': REQUEST_ID_HEADER },
-      ...json(unknownUser ? { oneOf: [ref(ENVELOPE[spec.area]), ref('UnknownUserError')] } : ref(ENVELOPE[spec.area])),
+      ...json(other === undefined ? ref(ENVELOPE[spec.area]) : { oneOf: [ref(ENVELOPE[spec.area]), ref(other)] }),
     };
   }
   return {

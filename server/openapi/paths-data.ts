@@ -87,6 +87,7 @@ export const DATA_OPERATIONS: Record<string, OperationSpec> = {
       { name: 'cursor', description: 'from a previous page\'s Link header (D39)', schema: { type: 'string' } },
     ],
     ok: { status: 200, description: 'The events', schema: arrayOf('Event'), headers: { Link: { description: 'the next page, when there is one (D39)', schema: { type: 'string' } } } },
+    alsoErrors: { 400: 'UnknownUserError' },
   },
   'POST /ccs/v1/segmentation': {
     area: 'segmentation', tag: 'Segmentation', key: 'public',

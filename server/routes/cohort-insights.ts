@@ -54,6 +54,7 @@ export function registerCohortInsightsRoutes(http: HttpServer, services: Insight
     const live = cohorts.enabledRealTime(org).map((c) => ({ code: c.code, query: c.ast as Query }));
     const explanation = explainQuery({
       query: cohort.query,
+      ast: cohort.ast as Query,
       cohorts: live,
       inactive,
       events,

@@ -39,5 +39,14 @@ describe('the cluster event log', () => {
     await waitUntil(() => resumed.length === 2, 'partition 3 after the first event');
     expect(resumed).toEqual(['b', 'c']);
     await after.stop();
+
+    // A failing apply ends the read and says why; nothing after it is applied.
+    const seen: string[] = [];
+    const failing = await log.read(3, 0, async (_seq, data) => {
+      seen.push(text(data));
+      if (seen.length === 2) throw new Error('store refused');
+    });
+    await expect(failing.done).rejects.toThrow('store refused');
+    expect(seen).toEqual(['a', 'b']);
   });
 });

@@ -13,6 +13,7 @@ import type { Browser, Page } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from '../support/browser.js';
 import { startTestService, type TestService } from '../support/service.js';
+import { waitUntil } from '../support/wait.js';
 
 const SHOTS = fileURLToPath(new URL('../../docs/screenshots/', import.meta.url));
 
@@ -187,15 +188,16 @@ describe('the dashboard', () => {
     await page.click('tr[data-reaction] td a');
     await page.waitForSelector('#deliveries-title');
     await page.select('#delivery-status', 'failed');
-    const refreshUntil = async (cell: string, expected: string) => {
-      for (let i = 0; i < 50; i++) {
-        const found = await page.$eval(cell, (el) => el.textContent).catch(() => undefined);
-        if (found === expected) return;
-        await page.click('section[aria-labelledby="deliveries-title"] .bar button');
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error(`${cell} never read ${expected}`);
-    };
+    // Until the cell reads as expected: each check that fails presses Refresh and waits for that list's answer.
+    const refreshUntil = (cell: string, expected: string) =>
+      waitUntil(async () => {
+        if ((await page.$eval(cell, (el) => el.textContent).catch(() => undefined)) === expected) return true;
+        await Promise.all([
+          page.waitForResponse((response) => response.url().includes('/deliveries')),
+          page.click('section[aria-labelledby="deliveries-title"] .bar button'),
+        ]);
+        return false;
+      }, `${cell} to read ${expected}`);
     await refreshUntil('tr[data-delivery] .badge', 'failed');
     await shot('reactions');
     await page.click('tr[data-delivery] button');

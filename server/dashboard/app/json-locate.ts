@@ -26,11 +26,13 @@ export function locate(text: string, steps: readonly (string | number)[]): Span 
     while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
     i++;
   };
-  // Scans one value starting at i; when `want` is the rest of the path, answers the span of the value it names.
-  const value = (want: readonly (string | number)[]): Span | undefined => {
+  // Scans one value starting at i; `want` is the rest of the path inside it (null: not on the path), and the answer
+  // the span of the value the path names.
+  const value = (want: readonly (string | number)[] | null): Span | undefined => {
     ws();
     const start = i;
-    const here = (): Span | undefined => (want.length === 0 ? { start, end: i } : undefined);
+    const here = (): Span | undefined => (want !== null && want.length === 0 ? { start, end: i } : undefined);
+    const inner = (step: string | number) => (want !== null && want.length > 0 && want[0] === step ? want.slice(1) : null);
     const c = text[i];
     if (c === '{') {
       i++;
@@ -43,8 +45,7 @@ export function locate(text: string, steps: readonly (string | number)[]): Span 
         const key = JSON.parse(text.slice(keyStart, i)) as string;
         ws();
         i++; // ':'
-        const sub = value(want.length > 0 && want[0] === key ? want.slice(1) : [Symbol() as never]);
-        if (sub !== undefined && want[0] === key) found = sub;
+        found = value(inner(key)) ?? found;
         ws();
         if (text[i] === ',') i++;
       }
@@ -58,8 +59,7 @@ export function locate(text: string, steps: readonly (string | number)[]): Span 
       for (;;) {
         ws();
         if (text[i] === ']') break;
-        const sub = value(want.length > 0 && want[0] === index ? want.slice(1) : [Symbol() as never]);
-        if (sub !== undefined && want[0] === index) found = sub;
+        found = value(inner(index)) ?? found;
         index++;
         ws();
         if (text[i] === ',') i++;

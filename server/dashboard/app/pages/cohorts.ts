@@ -28,25 +28,23 @@ export function progressText(backfill: CohortSummary['backfill']): string {
 /** Live sizes: the list from the API, moved by each transition of the stream. */
 export function useLiveCohorts(session: Session) {
   const loaded = useLoad(() => session.api.get<CohortSummary[]>('/cohorts-api/v2/cohorts?include-child-workspaces=' + String(session.access.admin)), []);
-  const { reload, set } = loaded;
-  const [, setVersion] = useState(0);
+  const { data, reload, set } = loaded;
   useEffect(() => {
     const live = session.live;
     const timer = setInterval(reload, 20_000);
     const offOpen = live?.onOpen(reload);
     const off = live?.subscribe((t) => {
-      const list = loaded.data;
-      const cohort = list?.find((c) => c.id === t.cohort.id);
-      if (cohort === undefined || cohort.live_audience_size === undefined) return;
-      cohort.live_audience_size = Math.max(0, cohort.live_audience_size + (t.kind === 'entered' ? 1 : -1));
-      setVersion((v) => v + 1);
+      const cohort = data?.find((c) => c.id === t.cohort.id);
+      if (data === undefined || cohort?.live_audience_size === undefined) return;
+      const size = Math.max(0, cohort.live_audience_size + (t.kind === 'entered' ? 1 : -1));
+      set(data.map((c) => (c === cohort ? { ...c, live_audience_size: size } : c)));
     });
     return () => {
       clearInterval(timer);
       offOpen?.();
       off?.();
     };
-  }, [loaded.data, reload, set]);
+  }, [data, reload, set]);
   return loaded;
 }
 
