@@ -2,7 +2,7 @@
 // `startService` is what `audience serve` and the end-to-end tests run.
 
 import { mkdir } from 'node:fs/promises';
-import { createHttpServer, type ResponseInfo } from './http/index.js';
+import { createHttpServer, type HttpServer, type ResponseInfo } from './http/index.js';
 import { openLevelStore } from './store/level.js';
 import { collapseRepeats } from './log.js';
 import { openServices, type Clock, type ServiceLimits, type Services, type ServicesOptions } from './services.js';
@@ -10,7 +10,7 @@ import { registerAdminRoutes } from './routes/admin.js';
 import { registerCohortsRoutes } from './routes/cohorts.js';
 import { registerAliasLookupRoute, registerIdentityRoutes } from './routes/identity.js';
 import { registerEventsRoutes } from './routes/events.js';
-import { registerSegmentationRoutes } from './routes/segmentation/index.js';
+import { registerSegmentationRoutes, type SegmentationHandle, type SegmentationOptions } from './routes/segmentation/index.js';
 import { registerTaxonomyRoutes } from './routes/taxonomy/index.js';
 import { registerReactionsRoutes } from './routes/reactions.js';
 import { registerStreamRoute } from './routes/stream.js';
@@ -64,6 +64,69 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/** The HTTP servers of an instance with every route registered: the API, and the D47 legacy one when asked for. */
+export interface Servers {
+  readonly http: HttpServer;
+  readonly legacy: HttpServer | undefined;
+  readonly segmentation: SegmentationHandle;
+}
+
+/**
+ * Creates the servers and registers every area's routes on them, through `wrap` when given (a cluster node decides
+ * there where each route is answered, server/cluster/routing.ts).
+ */
+export function createServers(
+  options: ServiceOptions,
+  services: Services,
+  log: ((line: string) => void) | undefined,
+  extra: { readonly wrap?: (http: HttpServer) => HttpServer; readonly segmentation?: SegmentationOptions } = {},
+): Servers {
+  let metrics: ServiceMetrics | undefined;
+  const httpOptions = {
+    host: options.host,
+    port: options.port,
+    tls: options.tls,
+    trustProxy: options.trustProxy,
+    docsUrl: options.docsUrl,
+    bodyLimit: options.bodyLimit,
+    corsOrigins: options.corsOrigins,
+    log,
+    onResponse: (info: ResponseInfo) => {
+      metrics?.observeResponse(info);
+      options.onResponse?.(info);
+    },
+  };
+  const wrap = extra.wrap ?? ((server: HttpServer) => server);
+  const rawHttp = createHttpServer(httpOptions);
+  const http = wrap(rawHttp);
+  // D47: the spec's {legacy_base_url}: the identity and events routes, and only those, with the same rules.
+  const rawLegacy = options.legacyPort === undefined ? undefined : createHttpServer({ ...httpOptions, host: options.legacyHost ?? options.host, port: options.legacyPort });
+  if (rawLegacy !== undefined) {
+    const legacy = wrap(rawLegacy);
+    registerIdentityRoutes(legacy, services);
+    registerEventsRoutes(legacy, services);
+  }
+  registerAdminRoutes(http, services);
+  registerCohortsRoutes(http, services);
+  registerIdentityRoutes(http, services);
+  registerAliasLookupRoute(http, services);
+  registerEventsRoutes(http, services);
+  registerCohortInsightsRoutes(http, services);
+  const segmentation = registerSegmentationRoutes(http, services, { log, ...extra.segmentation });
+  registerTaxonomyRoutes(http, services);
+  registerReactionsRoutes(http, services);
+  registerStreamRoute(http, services);
+  registerBackupRoute(http, services, options.dataDir);
+  registerOpenApiRoute(http, packageVersion());
+  registerDashboardRoutes(http);
+  if (options.metrics !== false) {
+    const created = createMetrics(services, options.dataDir, () => segmentation.totals().dropped);
+    metrics = created;
+    http.route('GET', '/metrics', 'plain', async () => ({ status: 200, text: await created.registry.metrics(), contentType: created.registry.contentType }), { body: 'none' });
+  }
+  return { http: rawHttp, legacy: rawLegacy, segmentation };
+}
+
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   await mkdir(options.dataDir, { recursive: true });
   // A failure that repeats (every tick while the disk is full) is logged once per burst, with a count.
@@ -81,46 +144,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       delivery: options.delivery,
       stream: options.stream,
     });
-    let metrics: ServiceMetrics | undefined;
-    const httpOptions = {
-      host: options.host,
-      port: options.port,
-      tls: options.tls,
-      trustProxy: options.trustProxy,
-      docsUrl: options.docsUrl,
-      bodyLimit: options.bodyLimit,
-      corsOrigins: options.corsOrigins,
-      log,
-      onResponse: (info: ResponseInfo) => {
-        metrics?.observeResponse(info);
-        options.onResponse?.(info);
-      },
-    };
-    const http = createHttpServer(httpOptions);
-    // D47: the spec's {legacy_base_url}: the identity and events routes, and only those, with the same rules.
-    const legacy = options.legacyPort === undefined ? undefined : createHttpServer({ ...httpOptions, host: options.legacyHost ?? options.host, port: options.legacyPort });
-    if (legacy !== undefined) {
-      registerIdentityRoutes(legacy, services);
-      registerEventsRoutes(legacy, services);
-    }
-    registerAdminRoutes(http, services);
-    registerCohortsRoutes(http, services);
-    registerIdentityRoutes(http, services);
-    registerAliasLookupRoute(http, services);
-    registerEventsRoutes(http, services);
-    registerCohortInsightsRoutes(http, services);
-    const segmentation = registerSegmentationRoutes(http, services, { log });
-    registerTaxonomyRoutes(http, services);
-    registerReactionsRoutes(http, services);
-    registerStreamRoute(http, services);
-    registerBackupRoute(http, services, options.dataDir);
-    registerOpenApiRoute(http, packageVersion());
-    registerDashboardRoutes(http);
-    if (options.metrics !== false) {
-      const created = createMetrics(services, options.dataDir, () => segmentation.totals().dropped);
-      metrics = created;
-      http.route('GET', '/metrics', 'plain', async () => ({ status: 200, text: await created.registry.metrics(), contentType: created.registry.contentType }), { body: 'none' });
-    }
+    const { http, legacy, segmentation } = createServers(options, services, log);
     let listening: { url: string; port: number };
     let legacyUrl: string | undefined;
     try {

@@ -72,6 +72,20 @@ export interface ServicesOptions {
   readonly fsync?: boolean;
   readonly clock?: Clock;
   readonly newId?: () => string;
+  /** Where secrets' bytes come from (default crypto's); a cluster node takes a replicated request's own. */
+  readonly randomBytes?: (size: number) => Buffer;
+  /**
+   * The store the control plane's registries (tenancy, cohorts, reactions, identity, schemas, imports) write through;
+   * default `store`. A cluster node passes one that records, in each of their batches, the command applied.
+   */
+  readonly controlStore?: Store;
+  /** A cluster node's partitions (issue 15): its pipeline evaluates deadlines only for these. */
+  readonly owns?: (partition: number) => boolean;
+  /**
+   * What the other services and the routes use instead of the ingest pipeline itself (a cluster node's facade, which
+   * publishes appends to the event log and catches up only its own users: server/cluster/facades.ts).
+   */
+  readonly wrapPipeline?: (pipeline: IngestPipeline) => IngestPipeline;
   readonly log?: (line: string) => void;
   /** Minutes between scheduled computations of offline cohorts (D20); 0 or absent: never. */
   readonly offlineEveryMinutes?: number;
@@ -94,23 +108,24 @@ export interface ServicesOptions {
 export async function openServices(store: Store, options: ServicesOptions = {}): Promise<Services> {
   const clock = options.clock ?? { now: () => new Date() };
   const newId = options.newId ?? randomUUID;
-  const tenancy = await Tenancy.open(store);
-  const cohorts = await CohortRegistry.open(store, tenancy);
-  const reactions = await ReactionRegistry.open(store, tenancy, (org, code) => cohorts.getByCode(org, code)?.name);
-  const identity = new Identity(store, { newId });
-  const schemas = new SchemaRegistry(store, {
+  const control = options.controlStore ?? store;
+  const tenancy = await Tenancy.open(control);
+  const cohorts = await CohortRegistry.open(control, tenancy);
+  const reactions = await ReactionRegistry.open(control, tenancy, (org, code) => cohorts.getByCode(org, code)?.name, options.randomBytes);
+  const identity = new Identity(control, { newId });
+  const schemas = new SchemaRegistry(control, {
     maxPaths: options.limits?.maxSchemaPaths,
     maxEventNames: options.limits?.maxEventNames,
     cacheBytes: options.limits?.schemaCacheBytes,
   });
   // Imports is opened before the pipeline it notifies: deleting a segment re-evaluates its former members (D27).
   let pipeline: IngestPipeline | undefined;
-  const imports = Imports.open(store, {
+  const imports = Imports.open(control, {
     newId,
     now: () => clock.now().getTime(),
     onMembersRemoved: (org, users) => pipeline?.reevaluate(org, users),
   });
-  pipeline = await openIngestPipeline({
+  const local = await openIngestPipeline({
     store,
     threads: options.threads ?? 0,
     fsync: options.fsync ?? false,
@@ -128,8 +143,10 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     log: options.log,
     reactions,
     cacheBytes: options.limits?.stateCacheBytes,
+    ...(options.owns === undefined ? {} : { owns: options.owns }),
     ...options.tuning,
   });
+  pipeline = options.wrapPipeline?.(local) ?? local;
   const backfill = await Backfill.open({
     store,
     pipeline,

@@ -4,7 +4,8 @@
 import { availableParallelism } from 'node:os';
 import { Option, type Command } from 'commander';
 import { CliError, type CliIo } from '../io.js';
-import { startService } from '../../server/app.js';
+import { startService, type RunningService, type ServiceOptions } from '../../server/app.js';
+import { startClusterNode, type ClusterOptions } from '../../server/cluster/node.js';
 import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
 import { defaultStateCacheBytes } from '../../server/ingest/index.js';
@@ -34,6 +35,10 @@ interface ServeOptions {
   logLevel: string;
   legacyPort?: string;
   legacyHost?: string;
+  cluster?: string;
+  nodeId?: string;
+  clusterReplicas?: string;
+  clusterPartitions?: string;
 }
 
 /**
@@ -71,6 +76,10 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--metrics <on|off>', 'serve GET /metrics (Prometheus text, no key)', 'on'))
     .addOption(envOption('--legacy-port <port>', "also serve the identity and events routes (only those) on this port: the spec's legacy base address (D47)"))
     .addOption(envOption('--legacy-host <host>', 'address of the legacy port (default: --host)'))
+    .addOption(envOption('--cluster <urls>', 'join a cluster: comma-separated NATS servers (nats://host:4222,...) whose JetStream holds the shared state (docs/cluster.md)'))
+    .addOption(envOption('--node-id <name>', 'this node\'s name in the cluster (default: one made at the first start and kept in the data directory)'))
+    .addOption(envOption('--cluster-replicas <n>', 'JetStream replicas of the cluster\'s streams and buckets (default 3 with three or more NATS servers, else 1)'))
+    .addOption(envOption('--cluster-partitions <n>', 'partitions of a NEW cluster (a running cluster keeps its own)', '16'))
     .addOption(envOption('--log-level <level>', `JSON-line logs on stdout from this level: ${LOG_LEVELS.join(', ')} (info: one line per request)`, 'info'))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
@@ -83,11 +92,15 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       if (!(LOG_LEVELS as readonly string[]).includes(options.logLevel)) throw new CliError(`--log-level must be one of ${LOG_LEVELS.join(', ')}, not "${options.logLevel}"`, 2);
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
 
-      const created = await initialiseDataDir(options.data, 'Default organization');
-      if (created !== 'already-initialised') io.stdout(describeKeys(created));
+      const cluster = parseCluster(options);
+      // A cluster's first organization is made once for the whole cluster, through its control plane (node.ts).
+      if (cluster === undefined) {
+        const created = await initialiseDataDir(options.data, 'Default organization');
+        if (created !== 'already-initialised') io.stdout(describeKeys(created));
+      }
 
       const logger = createLogger(options.logLevel as LogLevel, (line) => io.stdout(line));
-      const service = await startService({
+      const serviceOptions: ServiceOptions = {
         metrics: options.metrics === 'on',
         ...(legacyPort === undefined ? {} : { legacyPort }),
         ...(options.legacyHost === undefined ? {} : { legacyHost: options.legacyHost }),
@@ -112,7 +125,15 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         },
         delivery: { horizonMs: parseInteger(options.deliveryHorizon, '--delivery-horizon', 1, 24 * 365) * 3_600_000 },
         stream: { retentionMs: parseInteger(options.streamRetention, '--stream-retention', 24, 24 * 365) * 3_600_000 },
-      });
+      };
+      let service: RunningService;
+      if (cluster === undefined) service = await startService(serviceOptions);
+      else {
+        const node = await startClusterNode({ ...serviceOptions, cluster });
+        if (node.initialised !== undefined) io.stdout(describeKeys(node.initialised));
+        io.stdout(`cluster node ${node.nodeId} joined ${cluster.servers.join(',')}\n`);
+        service = node;
+      }
       // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
       const stopped = waitForStopSignal();
       io.stdout(`listening on ${service.url}\n`);
@@ -122,6 +143,27 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       await service.close();
       logger.message('info', 'stopped');
     });
+}
+
+/** `--cluster` and its companions; undefined without `--cluster` (the companions are then refused). */
+function parseCluster(options: ServeOptions): ClusterOptions | undefined {
+  if (options.cluster === undefined) {
+    if (options.nodeId !== undefined || options.clusterReplicas !== undefined) throw new CliError('--node-id and --cluster-replicas need --cluster', 2);
+    return undefined;
+  }
+  const servers = options.cluster.split(',').map((server) => server.trim());
+  for (const server of servers) {
+    if (!/^(nats|tls):\/\/[^\s/]+:\d+$/.test(server)) throw new CliError(`--cluster: expected nats://host:port entries, not "${server}"`, 2);
+  }
+  if (options.nodeId !== undefined && !/^[A-Za-z0-9_-]{1,64}$/.test(options.nodeId)) {
+    throw new CliError(`--node-id must be 1 to 64 letters, digits, '-' or '_', not "${options.nodeId}"`, 2);
+  }
+  return {
+    servers,
+    ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
+    ...(options.clusterReplicas === undefined ? {} : { replicas: parseInteger(options.clusterReplicas, '--cluster-replicas', 1, 5) }),
+    partitions: parseInteger(options.clusterPartitions ?? '16', '--cluster-partitions', 1, 1024),
+  };
 }
 
 function parseInteger(text: string, flag: string, min: number, max: number): number {

@@ -7,8 +7,9 @@
 // replays it from where its own store stands. The stream is the changelog another node restores from.
 
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DeliverPolicy, jetstream, jetstreamManager, type ConsumerMessages, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
+import { ensureStream, lastSeqOf, readInOrder, type SubjectReader } from './nats.js';
 
 export const EVENTS_STREAM = 'AUDIENCE_EVENTS';
 export const eventSubject = (partition: number): string => `audience.events.${partition}`;
@@ -29,15 +30,10 @@ export interface Published {
   readonly duplicate: boolean;
 }
 
-export interface PartitionReader {
-  /** Settles when reading ends: resolves after stop(), rejects with the error when `apply` failed (reading stops). */
-  readonly done: Promise<void>;
-  stop(): Promise<void>;
-}
-
 export class EventLog {
   private constructor(
     private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
     /** The cluster's partition count (fixed at creation). */
     readonly partitions: number,
   ) {}
@@ -55,12 +51,8 @@ export class EventLog {
       partitions = Number(entry?.string());
       if (!Number.isInteger(partitions) || partitions < 1) throw new Error(`the cluster's partition count is unreadable: ${entry?.string()}`);
     }
-    try {
-      await jsm.streams.info(EVENTS_STREAM);
-    } catch {
-      await jsm.streams.add({ name: EVENTS_STREAM, subjects: ['audience.events.*'], num_replicas: options.replicas, duplicate_window: DUPLICATE_WINDOW_NS });
-    }
-    return new EventLog(jetstream(nc), partitions);
+    await ensureStream(jsm, { name: EVENTS_STREAM, subjects: ['audience.events.*'], num_replicas: options.replicas, duplicate_window: DUPLICATE_WINDOW_NS });
+    return new EventLog(jetstream(nc), jsm, partitions);
   }
 
   /** Stores one event of `partition` (or finds it stored under the same id); resolves once JetStream acknowledged. */
@@ -73,26 +65,17 @@ export class EventLog {
    * Reads `partition` in order from the message after stream sequence `afterSeq`, then live; `apply` runs one message
    * at a time (the next is not read until it resolves).
    */
-  async read(partition: number, afterSeq: number, apply: (seq: number, payload: Uint8Array) => Promise<void>): Promise<PartitionReader> {
-    const consumer = await this.js.consumers.get(EVENTS_STREAM, {
-      filter_subjects: eventSubject(partition),
-      ...(afterSeq > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: afterSeq + 1 } : { deliver_policy: DeliverPolicy.All }),
-    });
-    const messages: ConsumerMessages = await consumer.consume();
-    const done = (async () => {
-      try {
-        for await (const message of messages) await apply(message.seq, message.data);
-      } catch (error) {
-        messages.stop();
-        throw error;
-      }
-    })();
-    return {
-      done,
-      stop: async () => {
-        messages.stop();
-        await done.catch(() => undefined);
-      },
-    };
+  read(partition: number, afterSeq: number, apply: (seq: number, payload: Uint8Array) => Promise<void> | void): Promise<SubjectReader> {
+    return readInOrder(this.js, EVENTS_STREAM, eventSubject(partition), afterSeq, apply);
+  }
+
+  /** The sequence of the partition's last event (0: none): a read that waits for it sees every acknowledged event. */
+  lastSeq(partition: number): Promise<number> {
+    return lastSeqOf(this.jsm, EVENTS_STREAM, eventSubject(partition));
+  }
+
+  /** The stored payload at stream sequence `seq` (a duplicate publish answers the first one's). */
+  async payloadAt(seq: number): Promise<Uint8Array | undefined> {
+    return (await this.jsm.streams.getMessage(EVENTS_STREAM, { seq }))?.data;
   }
 }

@@ -27,6 +27,8 @@ export interface LeaseOptions extends LeaseEvents {
   readonly partitions: number;
   /** The buckets' entry ttl in ms (both buckets are created with it). */
   readonly ttlMs: number;
+  /** What the node's heartbeat entry says of it besides the time (a cluster node: its URL, for forwarded reads). */
+  readonly info?: Readonly<Record<string, unknown>>;
   readonly now?: () => number;
   readonly log?: (line: string) => void;
 }
@@ -51,6 +53,9 @@ export function desiredOwner(partition: number, nodes: readonly string[]): strin
   }
   return best;
 }
+
+/** The lease key of a partition (its value is the owner's node id). */
+export { leaseKey };
 
 export class PartitionLeases {
   private readonly held = new Map<number, Held>();
@@ -109,7 +114,7 @@ export class PartitionLeases {
   private async round(): Promise<void> {
     if (this.stopped) return;
     const { leases, nodes, node, partitions, ttlMs } = this.options;
-    await nodes.put(node, String(this.now()));
+    await nodes.put(node, JSON.stringify({ ...this.options.info, at: this.now() }));
     const live = await this.liveNodes();
     if (!live.includes(node)) live.push(node);
 

@@ -3,6 +3,7 @@
 export { createHttpServer, DEFAULT_BODY_LIMIT } from './server.js';
 export { renderError, reasonPhrase } from './envelopes.js';
 export { isLoopbackAddress, isTransportSecure } from './transport.js';
+export { Context, parseJsonBody } from './request.js';
 export type { SocketHandle, WebSocketRoute } from './websocket.js';
 export type {
   ServedRoute,

@@ -65,6 +65,8 @@ export interface IngestOptions {
   readonly reactions?: ReactionLookup;
   /** D36: re-evaluate users at their deadlines (default true; off for tools that only replay). */
   readonly deadlines?: boolean;
+  /** A cluster node's partitions (issue 15): deadlines are evaluated only for these; default every partition. */
+  readonly owns?: (partition: number) => boolean;
 }
 
 export const DEFAULT_PARTITIONS = 16;
@@ -167,6 +169,7 @@ export class Pipeline implements IngestPipeline {
       this.deadlines = new DeadlineScheduler({
         store: options.store,
         partitions,
+        ...(options.owns === undefined ? {} : { owns: options.owns }),
         now: this.now,
         evaluate: (org, user, at, due) => this.evaluateDue(org, user, at, due),
         onEvaluated: (lag) => {
@@ -239,6 +242,14 @@ export class Pipeline implements IngestPipeline {
   audienceSize(org: string, code: number): number {
     const gen = this.planOf(org).gens.get(code);
     return gen === undefined ? 0 : this.sizes.total(org, code, gen);
+  }
+
+  ownershipChanged(): void {
+    this.deadlines?.rescan();
+  }
+
+  sizeCountersOf(partition: number): Iterable<{ readonly org: string; readonly code: number; readonly gen: number; readonly count: number }> {
+    return this.sizes.countersOf(partition);
   }
 
   catchUp(org: string, users: readonly string[]): Promise<void> {

@@ -19,6 +19,16 @@ export interface AppendRequest {
   readonly events: readonly NewEvent[];
   /** Writes to commit atomically with the events (schema growth, a new user record, ...). */
   readonly extraOps?: readonly BatchOp[];
+  /**
+   * The caller reads `memberships` of the result. One node always answers them; a cluster node asks the partition's
+   * owner only when this is set (issue 15), and answers [] otherwise.
+   */
+  readonly memberships?: boolean;
+  /**
+   * The events were already reacted to elsewhere (a cluster node replaying a partition it took over, issue 15): their
+   * transitions are logged as a replay and fire no reaction (D37), as a catch-up's do.
+   */
+  readonly quiet?: boolean;
 }
 
 export interface AppendResult {
@@ -84,6 +94,10 @@ export interface IngestPipeline {
   membershipsOf(org: string, user: string): Promise<readonly number[]>;
   /** Exact number of users in the cohort (D19), counting every append acknowledged before the call. */
   audienceSize(org: string, code: number): number;
+  /** A cluster node gained partitions (issue 15): their overdue deadlines are looked for now. */
+  ownershipChanged(): void;
+  /** The live size counters of one partition (a cluster node publishes those of the partitions it owns). */
+  sizeCountersOf(partition: number): Iterable<{ readonly org: string; readonly code: number; readonly gen: number; readonly count: number }>;
   /** An organization's plan changed (cohort created, changed, enabled, disabled, deleted). */
   planChanged(org: string): void;
   /** The organization's plan as the pipeline runs it now: version, cohorts and their generations. */

@@ -1,18 +1,21 @@
 // The admin API of operations.md: workspaces and keys, for a private key with `descendants` access over the target
 // workspace. Errors use the cohort envelope (area 'admin', D10).
 
-import { randomUUID } from 'node:crypto';
 import type { HttpServer, RequestContext } from '../http/index.js';
 import type { Principal, Tenancy } from '../domain/tenancy/index.js';
+import type { Clock } from '../services.js';
 import { authenticatePrivate } from './auth.js';
 import { badBody, notFound } from '../errors.js';
 import { optionalEnum, optionalString, requireBodyObject, requireString } from './body.js';
 
 export interface AdminDeps {
   readonly tenancy: Tenancy;
+  /** The service's clock and ids (a cluster node applies a replicated request with the request's own). */
+  readonly clock: Clock;
+  readonly newId: () => string;
 }
 
-export function registerAdminRoutes(http: HttpServer, { tenancy }: AdminDeps): void {
+export function registerAdminRoutes(http: HttpServer, { tenancy, clock, newId }: AdminDeps): void {
   const admin = (ctx: RequestContext): Principal => {
     const principal = authenticatePrivate(tenancy, ctx);
     tenancy.requireAdmin(principal);
@@ -25,7 +28,7 @@ export function registerAdminRoutes(http: HttpServer, { tenancy }: AdminDeps): v
     const name = requireString(body, 'name');
     const parentId = requireString(body, 'parent_id');
     tenancy.requireAdminOver(principal, parentId);
-    const workspace = await tenancy.createWorkspace({ name, parentId, now: new Date(), newId: randomUUID });
+    const workspace = await tenancy.createWorkspace({ name, parentId, now: clock.now(), newId });
     return { status: 201, body: workspace };
   }, { body: 'required' });
 
@@ -45,9 +48,9 @@ export function registerAdminRoutes(http: HttpServer, { tenancy }: AdminDeps): v
       type,
       name,
       access,
-      now: new Date(),
-      newId: randomUUID,
-      newKey: randomUUID,
+      now: clock.now(),
+      newId,
+      newKey: newId,
     });
     return { status: 201, body: created };
   }, { body: 'required' });

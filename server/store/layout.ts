@@ -4,6 +4,10 @@
 // meta         m!{name}                                   format version, partition count, secrets
 //              m!partitions                               partition count, fixed at first open (server/ingest)
 //              m!state-secret!{org}                       secret of stateless states: AES key by HKDF (D42), v1 HMAC (D23)
+//              m!control-seq                              cluster node: last control-stream command applied (server/cluster)
+//              m!node-id                                  cluster node: its name in the cluster (server/cluster/node.ts)
+//              cw!{partition}                             cluster node: event-log sequence through which it applied the
+//                                                         partition (server/cluster/owners.ts)
 // tenancy      o!{org}                                    organization
 //              w!{workspace}                              workspace record (organization_id, parent_id)
 //              wc!{parent}!{child}                        children of a workspace

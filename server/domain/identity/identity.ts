@@ -179,26 +179,52 @@ export class Identity {
    * and the given aliases no user has yet are bound to it too; when none is known, a new user with all of them.
    */
   async resolveForTrack(org: string, ident: TrackIdent): Promise<TrackResolution> {
+    const { given, decide } = this.trackPlan(ident);
+    return this.execute<TrackResolution>(org, given, decide);
+  }
+
+  /**
+   * What `resolveForTrack` answers when it would write nothing (every alias given is bound, none is rebound, the user
+   * is recorded), read outside the queue; undefined when it would write. A cluster node resolves locally then, and
+   * sends only the writing resolutions through the control plane (issue 15).
+   */
+  async resolveForTrackReadOnly(org: string, ident: TrackIdent): Promise<TrackResolution | undefined> {
+    const { given, decide } = this.trackPlan(ident);
+    const pointers = await this.lookupOutsideQueue(org, given);
+    if (pointers.some((pointer) => pointer === null)) return undefined;
+    const plan = decide(pointers);
+    if (plan.rebind.length > 0 || !(await this.userExists(org, plan.target))) return undefined;
+    return plan.result(false);
+  }
+
+  /** The aliases a track resolution reads and how it decides from their pointers (resolveForTrack's doc). */
+  private trackPlan(ident: TrackIdent): { given: AliasInput[]; decide: (pointers: Pointers) => Plan<TrackResolution> } {
     const given = dedupe(ident.aliases ?? []);
     if (ident.user_id !== undefined) {
       const userId = requireUuid(ident.user_id, 'user_id');
-      return this.execute<TrackResolution>(org, given, (pointers) => ({
-        result: (created) => ({ userId, created }),
-        target: userId,
-        rebind: indexesWhere(pointers, (pointer) => pointer === null),
-      }));
+      return {
+        given,
+        decide: (pointers) => ({
+          result: (created) => ({ userId, created }),
+          target: userId,
+          rebind: indexesWhere(pointers, (pointer) => pointer === null),
+        }),
+      };
     }
     if (given.length === 0) throw badBody('aliases: must not be empty');
-    return this.execute<TrackResolution>(org, given, (pointers) => {
-      const winner = winnerOf(given, pointers);
-      if (winner < 0) {
-        const userId = this.newId();
-        return { result: () => ({ userId, created: true }), target: userId, rebind: given.map((_, index) => index) };
-      }
-      const userId = pointers[winner] as string;
-      const rebind = indexesWhere(pointers, (pointer) => pointer === null);
-      return { result: () => ({ userId, created: false }), target: userId, rebind };
-    });
+    return {
+      given,
+      decide: (pointers) => {
+        const winner = winnerOf(given, pointers);
+        if (winner < 0) {
+          const userId = this.newId();
+          return { result: () => ({ userId, created: true }), target: userId, rebind: given.map((_, index) => index) };
+        }
+        const userId = pointers[winner] as string;
+        const rebind = indexesWhere(pointers, (pointer) => pointer === null);
+        return { result: () => ({ userId, created: false }), target: userId, rebind };
+      },
+    };
   }
 
   /**

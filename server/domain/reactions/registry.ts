@@ -2,7 +2,7 @@
 // (`r!{org}!{id}`), with the lookups the ingest tick (which reactions a transition fires), the delivery loop (where
 // and with which secret to send) and the routes (D9 visibility, as cohorts) need.
 
-import { randomBytes } from 'node:crypto';
+import { randomBytes as cryptoRandomBytes } from 'node:crypto';
 import { forbidden, notFound } from '../../errors.js';
 import type { BatchOp, Store } from '../../store/contract.js';
 import { prefixEnd } from '../../store/contract.js';
@@ -50,10 +50,17 @@ export class ReactionRegistry implements ReactionLookup {
     private readonly store: Store,
     private readonly tenancy: Tenancy,
     private readonly cohortName: (org: string, code: number) => string | undefined,
+    /** Where signing secrets come from (a cluster node applying a replicated request: the request's own bytes). */
+    private readonly randomBytes: (size: number) => Buffer,
   ) {}
 
-  static async open(store: Store, tenancy: Tenancy, cohortName: (org: string, code: number) => string | undefined): Promise<ReactionRegistry> {
-    const registry = new ReactionRegistry(store, tenancy, cohortName);
+  static async open(
+    store: Store,
+    tenancy: Tenancy,
+    cohortName: (org: string, code: number) => string | undefined,
+    randomBytes: (size: number) => Buffer = cryptoRandomBytes,
+  ): Promise<ReactionRegistry> {
+    const registry = new ReactionRegistry(store, tenancy, cohortName, randomBytes);
     const prefix = reactionsKeys.allReactionsPrefix();
     for await (const [, reaction] of store.iterate<Reaction>({ gte: prefix, lt: prefixEnd(prefix) })) registry.byId.set(reaction.id, Object.freeze(reaction));
     registry.reindex();
@@ -131,7 +138,7 @@ export class ReactionRegistry implements ReactionLookup {
         workspace_id: workspace.id,
         created_at: at,
         last_updated_at: at,
-        secret: randomBytes(32).toString('hex'),
+        secret: this.randomBytes(32).toString('hex'),
         organization_id: workspace.organization_id,
       });
       await this.store.batch([{ type: 'put', key: reactionsKeys.reaction(reaction.organization_id, reaction.id), value: reaction }]);

@@ -93,6 +93,11 @@ export class Tenancy {
     return this.organizations.size > 0;
   }
 
+  /** The ids of every organization. */
+  organizationIds(): string[] {
+    return [...this.organizations.keys()];
+  }
+
   /** How many organizations the store holds (a whole-store backup over the API needs exactly one). */
   organizationCount(): number {
     return this.organizations.size;

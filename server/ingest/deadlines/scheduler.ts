@@ -19,6 +19,8 @@ const LAG_SAMPLES = 4096;
 export interface DeadlineSchedulerOptions {
   readonly store: Store;
   readonly partitions: number;
+  /** Whether this node acts for the partition (a cluster node: the ones it owns, issue 15); default every one. */
+  readonly owns?: (partition: number) => boolean;
   readonly now: () => number;
   /** Re-evaluates the user at `at` in its lane; resolves once the result (and the entry's removal) is durable. */
   evaluate(org: string, user: string, at: number, dueKey: string): Promise<void>;
@@ -58,6 +60,11 @@ export class DeadlineScheduler {
 
   /** Scans once now (overdue entries from before a restart), then keeps waking at the earliest deadline. */
   start(): void {
+    this.arm(this.options.now());
+  }
+
+  /** The partitions this node owns changed: scan now (a partition taken over may hold overdue deadlines). */
+  rescan(): void {
     this.arm(this.options.now());
   }
 
@@ -117,6 +124,7 @@ export class DeadlineScheduler {
     let full = false;
     let next = Number.POSITIVE_INFINITY;
     for (let p = 0; p < partitions && !this.stopped; p++) {
+      if (this.options.owns !== undefined && !this.options.owns(p)) continue;
       const prefix = reactionsKeys.deadlinePrefix(p);
       const dueEnd = key('dl', seqPart(p), timePart(now + 1));
       for await (const [entryKey] of store.iterate({ gte: prefix, lt: dueEnd })) {

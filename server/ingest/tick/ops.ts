@@ -45,7 +45,8 @@ export function buildOps(
         step.fresh[transition.eventIndex]?.transitions.push({ cohort: transition.cohort, kind: transition.kind, time: transition.time });
       }
       // D37 every_time: who the user was in before each event (before the step, then each event's transitions).
-      const member = log.wantsPageviews(work.org)
+      const quiet = item.request.quiet === true;
+      const member = !quiet && log.wantsPageviews(work.org)
         ? new Set(index === 0 ? (work.result?.current ?? []) : (work.result?.steps[index - 1]?.memberships ?? []))
         : undefined;
       for (const fresh of step.fresh) {
@@ -53,7 +54,7 @@ export function buildOps(
         const stored = fresh.toStored();
         ops.push(...eventOps({ org: work.org, event: stored }));
         if (member !== undefined) log.pageview(work.org, work.user, stored.name, stored.id, stored.timeMs, member);
-        log.transitions(work.org, work.user, stored.id, fresh.transitions);
+        log.transitions(work.org, work.user, stored.id, fresh.transitions, quiet);
         if (member === undefined) continue;
         for (const t of fresh.transitions) {
           if (t.kind === 'entered') member.add(t.cohort);

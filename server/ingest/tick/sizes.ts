@@ -77,6 +77,16 @@ export class AudienceSizes {
     return total;
   }
 
+  /** Every counter of `partition`: what a cluster node publishes for the partitions it owns (issue 15). */
+  *countersOf(partition: number): Iterable<{ readonly org: string; readonly code: number; readonly gen: number; readonly count: number }> {
+    for (const [id, partitions] of this.counters) {
+      const count = partitions.get(partition);
+      if (count === undefined) continue;
+      const at = id.indexOf('\u0000');
+      yield { org: id.slice(0, at), code: Number(id.slice(at + 1)), gen: count.gen, count: count.count };
+    }
+  }
+
   /** The writes that store the partition's counters after `deltas` (nothing changes in memory yet). */
   opsFor(partition: number, deltas: SizeDeltas): BatchOp[] {
     const next = new Map<string, { org: string; code: number; count: PartitionCount }>();

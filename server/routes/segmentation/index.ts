@@ -67,6 +67,11 @@ export type SegmentationDeps = Pick<
 export interface SegmentationOptions {
   /** Where failures of the publication after the reply are logged; default stderr. */
   readonly log?: (line: string) => void;
+  /**
+   * Creates an organization's state secret where none is stored (default: 32 random bytes written here). A cluster
+   * node creates it through the control plane, so that every node seals and opens states with the same key.
+   */
+  readonly createStateSecret?: (org: string) => Promise<void>;
 }
 
 const SWITCH = 'synchronous-validation';
@@ -79,7 +84,7 @@ export function registerSegmentationRoutes(
   const { tenancy, cohorts, identity, schemas, imports, pipeline, clock, newId } = services;
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const plans = new PlanCache(cohorts);
-  const signer = new StateSigner(services.store);
+  const signer = new StateSigner(services.store, options.createStateSecret);
   const publisher = new Publisher({ schemas, pipeline, log });
 
   // D6: public keys may call both routes; D7: a private key still needs a secure transport.
@@ -146,7 +151,7 @@ export function registerSegmentationRoutes(
       } else {
         const { ops, grown } = await checkSchemas(services, org, body.events);
         try {
-          memberships = (await pipeline.append({ org, user, events: toNewEvents(body.events, newId), extraOps: ops })).memberships;
+          memberships = (await pipeline.append({ org, user, events: toNewEvents(body.events, newId), extraOps: ops, memberships: true })).memberships;
         } catch (error) {
           for (const name of grown) schemas.invalidate(org, name);
           throw error;

@@ -96,7 +96,11 @@ export class StateSigner {
   /** Derived AES keys by organization (D42). */
   private readonly keys = new Map<string, Promise<Buffer>>();
 
-  constructor(private readonly store: Store) {}
+  constructor(
+    private readonly store: Store,
+    /** Writes the organization's secret elsewhere (a cluster's control plane); then it is read back from the store. */
+    private readonly create?: (org: string) => Promise<void>,
+  ) {}
 
   async seal(org: string, user: string, state: UserState, entries: ReadonlyMap<number, number>): Promise<InternalState> {
     const compact = compactEntries(entries, membershipsOf(state));
@@ -188,11 +192,22 @@ export class StateSigner {
   }
 
   private async loadSecret(org: string): Promise<Buffer> {
-    const stored = await this.store.get<string>(stateSecretKey(org));
-    if (typeof stored === 'string' && /^[0-9a-f]{64}$/.test(stored)) return Buffer.from(stored, 'hex');
+    const stored = await this.storedSecret(org);
+    if (stored !== undefined) return stored;
+    if (this.create !== undefined) {
+      await this.create(org);
+      const created = await this.storedSecret(org);
+      if (created === undefined) throw new Error(`the state secret of organization ${org} was not created`);
+      return created;
+    }
     const fresh = randomBytes(32);
     await this.store.batch([{ type: 'put', key: stateSecretKey(org), value: fresh.toString('hex') }], { sync: true });
     return fresh;
+  }
+
+  private async storedSecret(org: string): Promise<Buffer | undefined> {
+    const stored = await this.store.get<string>(stateSecretKey(org));
+    return typeof stored === 'string' && /^[0-9a-f]{64}$/.test(stored) ? Buffer.from(stored, 'hex') : undefined;
   }
 
   /** D23 (version 1) signature. Canonical input: length-prefixed text fields, then the raw bytes; entries in ascending code order. */

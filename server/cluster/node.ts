@@ -1,0 +1,261 @@
+// A cluster node (issue 15, docs/cluster.md): the single-node service over its own data directory, joined to the
+// cluster's NATS JetStream. Wiring only; each piece is its own module:
+//   control-log.ts   the control plane, a stream of commands every node applies in order (command-store.ts, scope.ts)
+//   event-log.ts     the event log, a stream with a subject per partition, acknowledged before a track answers
+//   leases.ts        which node owns which partition (KV leases, rendezvous hashing, fencing)
+//   owners.ts        the owned partitions read from the event log into this node's pipeline
+//   owner-rpc.ts     reads of a user's data answered by the owner of the user's partition
+//   sizes.ts         audience sizes summed over the owners' published counters
+//   facades.ts       identity, schemas and pipeline as the data routes see them
+//   routing.ts       where each route is answered
+
+import { mkdir } from 'node:fs/promises';
+import { randomUUID } from 'node:crypto';
+import { Kvm } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { openLevelStore } from '../store/level.js';
+import { key } from '../store/layout.js';
+import type { Store } from '../store/contract.js';
+import { collapseRepeats } from '../log.js';
+import { openServices, type Services } from '../services.js';
+import { createServers, type RunningService, type ServiceOptions } from '../app.js';
+import { stateSecretKey } from '../routes/segmentation/index.js';
+import type { InitializedOrganization } from '../domain/tenancy/index.js';
+import type { IngestPipeline } from '../ingest/types.js';
+import { CommandStore } from './command-store.js';
+import { ControlLog, type Command } from './control-log.js';
+import { EventLog } from './event-log.js';
+import { PartitionLeases } from './leases.js';
+import { PartitionOwners, REACTED_BUCKET } from './owners.js';
+import { OwnerRpc } from './owner-rpc.js';
+import { ClusterSizes, SIZES_BUCKET } from './sizes.js';
+import { clusterIdentity, clusterPipeline, clusterSchemas } from './facades.js';
+import { ClusterRouting } from './routing.js';
+import { runSent, type SentRequest } from './requests.js';
+import { connectCluster } from './nats.js';
+import { scopedClock, scopedId, scopedRandomBytes } from './scope.js';
+
+export interface ClusterOptions {
+  /** NATS servers of the cluster (`nats://host:port`). */
+  readonly servers: readonly string[];
+  /** This node's name in the cluster; default one made at its data directory's first start and kept there. */
+  readonly nodeId?: string;
+  /** JetStream replicas of the streams and buckets (default 3 with three or more servers, else 1). */
+  readonly replicas?: number;
+  /** Partitions of a NEW cluster (default 16); a running cluster keeps its own. */
+  readonly partitions?: number;
+  /** Lease time of a partition (ms, default 10,000): a dead node's partitions move after at most this. */
+  readonly leaseTtlMs?: number;
+}
+
+export interface ClusterNode extends RunningService {
+  readonly nodeId: string;
+  /** The keys of the cluster's first organization when this node created it (printed once, like `serve`'s). */
+  readonly initialised: InitializedOrganization | undefined;
+  /** The partitions this node owns now. */
+  owned(): number[];
+}
+
+const NODE_ID_KEY = key('m', 'node-id');
+const LEASES_BUCKET = 'audience_leases';
+const NODES_BUCKET = 'audience_nodes';
+
+async function storedNodeId(store: Store): Promise<string> {
+  const known = await store.get<string>(NODE_ID_KEY);
+  if (typeof known === 'string') return known;
+  const id = `node-${randomUUID().slice(0, 8)}`;
+  await store.batch([{ type: 'put', key: NODE_ID_KEY, value: id }], { sync: true });
+  return id;
+}
+
+interface Parts {
+  nc: NatsConnection;
+  eventLog: EventLog;
+  control: ControlLog;
+  owners: PartitionOwners | undefined;
+  rpc: OwnerRpc | undefined;
+  sizes: ClusterSizes | undefined;
+}
+
+export async function startClusterNode(options: ServiceOptions & { readonly cluster: ClusterOptions }): Promise<ClusterNode> {
+  const { cluster } = options;
+  await mkdir(options.dataDir, { recursive: true });
+  const log = options.log === undefined ? undefined : collapseRepeats(options.log);
+  const report = (line: string) => log?.(line);
+  const store = await openLevelStore(options.dataDir, { log });
+  const nodeId = cluster.nodeId ?? (await storedNodeId(store));
+  const replicas = cluster.replicas ?? (cluster.servers.length >= 3 ? 3 : 1);
+  const ttlMs = cluster.leaseTtlMs ?? 10_000;
+  let nc: NatsConnection | undefined;
+  try {
+    nc = await connectCluster(cluster.servers, `audience ${nodeId}`);
+    const eventLog = await EventLog.open(nc, { partitions: cluster.partitions ?? 16, replicas });
+    const control = await ControlLog.open(nc, { replicas });
+    const kvm = new Kvm(nc);
+    const leasesKv = await kvm.create(LEASES_BUCKET, { history: 1, ttl: ttlMs, replicas });
+    const nodesKv = await kvm.create(NODES_BUCKET, { history: 1, ttl: ttlMs, replicas });
+    const sizesKv = await kvm.create(SIZES_BUCKET, { history: 1, replicas });
+    const reactedKv = await kvm.create(REACTED_BUCKET, { history: 1, replicas });
+    const commandStore = new CommandStore(store);
+    const parts: Parts = { nc, eventLog, control, owners: undefined, rpc: undefined, sizes: undefined };
+    const routing = new ClusterRouting({
+      control,
+      get tenancy() {
+        return services.tenancy;
+      },
+      get owners() {
+        return parts.owners as PartitionOwners;
+      },
+      get rpc() {
+        return parts.rpc as OwnerRpc;
+      },
+      partitions: eventLog.partitions,
+    });
+    const connection = nc;
+    const services: Services = await openServices(store, {
+      controlStore: commandStore,
+      threads: options.threads,
+      fsync: options.fsync,
+      clock: options.clock ?? scopedClock,
+      newId: options.newId ?? scopedId,
+      randomBytes: scopedRandomBytes,
+      log,
+      offlineEveryMinutes: options.offlineEveryMinutes ?? 60,
+      limits: options.limits,
+      delivery: options.delivery,
+      stream: options.stream,
+      owns: (partition) => parts.owners?.owns(partition) ?? false,
+      tuning: { partitions: eventLog.partitions },
+      wrapPipeline: (local: IngestPipeline) => {
+        const owners = new PartitionOwners({
+          log: eventLog,
+          pipeline: local,
+          store,
+          reacted: reactedKv,
+          organizations: () => services.tenancy.organizationIds(),
+          report,
+        });
+        const rpc = new OwnerRpc(connection, routing.handlers, owners, local);
+        const sizes = new ClusterSizes(sizesKv, local, () => owners.owned(), report);
+        Object.assign(parts, { owners, rpc, sizes });
+        return clusterPipeline({
+          local,
+          log: eventLog,
+          owners,
+          sizes,
+          askOwner: async (org, user, partition) => (await rpc.ask(partition, { kind: 'memberships', org, user })) as readonly number[],
+        });
+      },
+    });
+    if (services.pipeline.partitions !== eventLog.partitions) {
+      throw new Error(`the data directory ${options.dataDir} has ${services.pipeline.partitions} partitions and the cluster ${eventLog.partitions}: give this node a new data directory`);
+    }
+    const { owners, rpc, sizes } = parts;
+    if (owners === undefined || rpc === undefined || sizes === undefined) throw new Error('the pipeline was not wrapped');
+    const routeServices: Services = {
+      ...services,
+      identity: clusterIdentity(services.identity, control),
+      schemas: clusterSchemas(services.schemas, control),
+    };
+    const { http, legacy, segmentation } = createServers(options, routeServices, log, {
+      wrap: (server) => routing.wrap(server),
+      segmentation: { createStateSecret: async (org) => void (await control.submit('state-secret', { org })) },
+    });
+
+    const apply = async (command: Command): Promise<unknown> => {
+      const body = command.body as Record<string, unknown>;
+      switch (command.kind) {
+        case 'http':
+          return runSent(routing.handlers, command.body as SentRequest);
+        case 'resolve':
+          return services.identity.resolveForTrack(body['org'] as string, body['ident'] as never);
+        case 'schema': {
+          const ops = await services.schemas.check(body['org'] as string, body['name'] as string, body['properties'] as Record<string, unknown>);
+          await commandStore.batch(ops);
+          return [];
+        }
+        case 'state-secret': {
+          const org = body['org'] as string;
+          if ((await commandStore.get(stateSecretKey(org))) === undefined) {
+            await commandStore.batch([{ type: 'put', key: stateSecretKey(org), value: scopedRandomBytes(32).toString('hex') }], { sync: true });
+          }
+          return undefined;
+        }
+        case 'bootstrap':
+          if (services.tenancy.isInitialised()) return undefined;
+          return services.tenancy.initOrganization({ name: body['name'] as string, now: scopedClock.now(), newId: scopedId, newKey: scopedId });
+        default:
+          throw new Error(`unknown control command ${command.kind}`);
+      }
+    };
+    await control.start(commandStore, apply, report);
+    const initialised = services.tenancy.isInitialised()
+      ? undefined
+      : ((await control.submit('bootstrap', { name: 'Default organization' })) as InitializedOrganization | undefined);
+
+    const leases = new PartitionLeases({
+      leases: leasesKv,
+      nodes: nodesKv,
+      node: nodeId,
+      partitions: eventLog.partitions,
+      ttlMs,
+      log: report,
+      onGain: async (partition) => {
+        await owners.gain(partition);
+        rpc.serve(partition);
+      },
+      onLoss: async (partition) => {
+        rpc.unserve(partition);
+        await owners.lose(partition);
+      },
+    });
+    await sizes.start();
+    await leases.start();
+
+    let listening: { url: string; port: number };
+    let legacyUrl: string | undefined;
+    const stop = async () => {
+      await leases.stop(true);
+      rpc.stop();
+      await sizes.stop();
+      await segmentation.published();
+      services.backfill.stop();
+      await owners.stopAll();
+      await control.stop();
+      await services.pipeline.close();
+      await services.backfill.closed();
+      await services.deliveries.stop();
+      await services.stream.close();
+      await connection.drain().catch(() => undefined);
+      await store.close();
+      log?.flush();
+    };
+    try {
+      listening = await http.listen();
+      if (legacy !== undefined) legacyUrl = (await legacy.listen()).url;
+    } catch (error) {
+      await http.close();
+      await stop();
+      throw error;
+    }
+    let closing: Promise<void> | undefined;
+    return {
+      ...listening,
+      ...(legacyUrl === undefined ? {} : { legacyUrl }),
+      services: routeServices,
+      nodeId,
+      initialised,
+      owned: () => owners.owned(),
+      close: () =>
+        (closing ??= (async () => {
+          await http.close();
+          await legacy?.close();
+          await stop();
+        })()),
+    };
+  } catch (error) {
+    await nc?.close().catch(() => undefined);
+    await store.close();
+    throw error;
+  }
+}

@@ -1,0 +1,138 @@
+// Two cluster nodes in this process over one real nats-server (issue 15): the first creates the cluster and its
+// organization, the second joins; each answers every route. Control-plane writes made on one node are read on the
+// other; events tracked through both are read back once each from either; sizes agree; identity resolves the same
+// on both; a stateless state sealed on one opens on the other; a node leaving hands its partitions over.
+
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startClusterNode, type ClusterNode } from '../../server/cluster/node.js';
+import type { InitializedOrganization } from '../../server/domain/tenancy/index.js';
+import { tempDir } from '../support/processes.js';
+import { useNatsServer } from '../support/nats.js';
+import { waitUntil } from '../support/wait.js';
+
+const nats = useNatsServer();
+
+interface Answer {
+  readonly status: number;
+  readonly body: any;
+}
+
+async function call(node: ClusterNode, key: string, method: string, path: string, body?: unknown): Promise<Answer> {
+  const response = await fetch(`${node.url}${path}`, {
+    method,
+    headers: { 'X-API-Key': key, ...(body === undefined ? {} : { 'Content-Type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { status: response.status, body: text === '' ? undefined : JSON.parse(text) };
+}
+
+describe('a cluster of two nodes', () => {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  let a: ClusterNode;
+  let b: ClusterNode;
+  let keys: InitializedOrganization;
+
+  const start = async (nodeId: string): Promise<ClusterNode> => {
+    const dir = await tempDir(`audience-cluster-${nodeId}-`);
+    cleanups.push(dir.remove);
+    return startClusterNode({
+      dataDir: `${dir.path}/data`,
+      host: '127.0.0.1',
+      port: 0,
+      threads: 0,
+      log: () => undefined,
+      cluster: { servers: [nats.server().url], nodeId, replicas: 1, partitions: 8, leaseTtlMs: 2_000 },
+    });
+  };
+
+  beforeAll(async () => {
+    a = await start('node-a');
+    b = await start('node-b');
+    if (a.initialised === undefined) throw new Error('the first node did not create the organization');
+    keys = a.initialised;
+  }, 60_000);
+
+  afterAll(async () => {
+    await b?.close();
+    await a?.close();
+    for (const cleanup of cleanups.reverse()) await cleanup();
+  }, 60_000);
+
+  it('creates the organization once, shares the partitions, and writes made on one node are read on the other', async () => {
+    await waitUntil(() => a.owned().length + b.owned().length === 8 && a.owned().length > 0 && b.owned().length > 0, 'both nodes own partitions', 20_000);
+    expect(b.initialised).toBeUndefined();
+    const created = await call(b, keys.private_key, 'POST', '/cohorts-api/v2/cohorts', { name: 'Two pageviews', query: { event: 'Pageview', frequency: { greater_than_or_equal_to: 2 } } });
+    expect(created.status).toBe(201);
+    const listed = await call(a, keys.private_key, 'GET', '/cohorts-api/v2/cohorts');
+    expect(listed.body.map((cohort: { id: string }) => cohort.id)).toEqual([created.body.id]);
+    const key = await call(a, keys.private_key, 'POST', '/admin/v1/keys', { workspace_id: keys.workspace_id, type: 'public' });
+    expect(key.status).toBe(201);
+    const users = await call(b, key.body.key, 'POST', '/v2.0/users');
+    expect(users.status).toBe(200);
+  });
+
+  it('stores every event tracked through either node once, reads it from either, and sizes agree', async () => {
+    const cohort = (await call(a, keys.private_key, 'GET', '/cohorts-api/v2/cohorts')).body[0];
+    const users = Array.from({ length: 12 }, () => randomUUID());
+    const tracked = new Map<string, string[]>();
+    for (const [index, user] of users.entries()) {
+      const count = 1 + (index % 3);
+      for (let i = 0; i < count; i++) {
+        const node = (index + i) % 2 === 0 ? a : b;
+        const answer = await call(node, keys.public_key, 'POST', '/v2.0/events', { user_id: user, name: 'Pageview', properties: { i } });
+        expect(answer.status).toBe(200);
+        tracked.set(user, [...(tracked.get(user) ?? []), answer.body.id]);
+      }
+    }
+    for (const user of users) {
+      for (const node of [a, b]) {
+        const read = await call(node, keys.private_key, 'GET', `/v2.0/events?user_id=${user}`);
+        expect(read.status).toBe(200);
+        expect(read.body.map((event: { id: string }) => event.id).sort()).toEqual([...(tracked.get(user) ?? [])].sort());
+      }
+    }
+    const expected = users.filter((user) => (tracked.get(user) ?? []).length >= 2).length;
+    for (const node of [a, b]) {
+      await waitUntil(async () => (await call(node, keys.private_key, 'GET', `/cohorts-api/v2/cohorts/${cohort.id}`)).body.live_audience_size === expected, `the size on ${node.nodeId}`);
+    }
+    const member = users.find((user) => (tracked.get(user) ?? []).length >= 2) as string;
+    for (const node of [a, b]) {
+      const memberships = await call(node, keys.private_key, 'GET', `/cohorts-api/v2/users/${member}/cohorts`);
+      expect(memberships.status).toBe(200);
+      expect(JSON.stringify(memberships.body)).toContain(cohort.id);
+    }
+  });
+
+  it('resolves identities the same on both nodes, and opens on one a stateless state sealed on the other', async () => {
+    const identified = await call(a, keys.public_key, 'POST', '/v2.0/events', { aliases: [{ tag: 'email', id: 'x@example.com', priority: 1 }], name: 'Pageview' });
+    expect(identified.status).toBe(200);
+    const again = await call(b, keys.public_key, 'POST', '/v2.0/events', { aliases: [{ tag: 'email', id: 'x@example.com', priority: 1 }], name: 'Pageview' });
+    expect(again.body.user_id).toBe(identified.body.user_id);
+    const looked = await call(b, keys.private_key, 'GET', '/v2.0/aliases/email/x@example.com');
+    expect(looked.status).toBe(200);
+
+    const pageview = () => ({ name: 'Pageview', time: new Date().toISOString(), properties: {} });
+    const first = await call(a, keys.public_key, 'POST', '/ccs/v1/segmentation/stateless', { user_id: randomUUID(), events: [pageview()] });
+    expect(first.status).toBe(200);
+    const second = await call(b, keys.public_key, 'POST', '/ccs/v1/segmentation/stateless', {
+      user_id: first.body.user_id,
+      state: { internal_state: first.body.state.internal_state },
+      events: [pageview()],
+    });
+    expect(second.status).toBe(200);
+    expect(second.body.state.cohorts.length).toBe(1);
+  });
+
+  it('answers a retried event id with the event first stored, storing it once', async () => {
+    const user = randomUUID();
+    const id = randomUUID();
+    const first = await call(a, keys.public_key, 'POST', '/v2.0/events', { id, user_id: user, name: 'Pageview', properties: { n: 1 } });
+    const retry = await call(b, keys.public_key, 'POST', '/v2.0/events', { id, user_id: user, name: 'Pageview', properties: { n: 1 } });
+    expect(retry.status).toBe(200);
+    expect(retry.body).toEqual(first.body);
+    const read = await call(b, keys.private_key, 'GET', `/v2.0/events?user_id=${user}`);
+    expect(read.body).toHaveLength(1);
+  });
+});
