@@ -24,6 +24,10 @@ export interface Running {
   readonly keys: Keys | undefined;
   /** SIGTERM, then wait for the exit (graceful stop: the store is flushed and closed). */
   stop(): Promise<void>;
+  /** Sends a signal (SIGKILL: a crash; SIGSTOP/SIGCONT: a stall) and resolves once a killed process is gone. */
+  signal(signal: NodeJS.Signals): Promise<void>;
+  /** Everything the process printed so far (the tail). */
+  output(): string;
 }
 
 export interface AudienceOptions {
@@ -33,20 +37,24 @@ export interface AudienceOptions {
   readonly cpuProfileDir?: string;
   /** `serve --threads N` (partition owners); the server's default when absent. */
   readonly threads?: number;
+  /** More `serve` flags (a cluster node's `--cluster ...`). */
+  readonly args?: readonly string[];
+  /** Keep the tail of what the server prints after it listens (for `output()`); default only drained. */
+  readonly keepOutput?: boolean;
 }
 
 export function startAudience(options: AudienceOptions): Promise<Running> {
   const node = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir];
   const serve = ['--data', options.dataDir, '--port', '0'];
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
-  return startProcess([...node, CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : [])], 'audience serve');
+  return startProcess([...node, CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : []), ...(options.args ?? [])], 'audience serve', options.keepOutput === true);
 }
 
 export function startBaseline(): Promise<Running> {
   return startProcess([BASELINE, '--port', '0'], 'baseline');
 }
 
-function startProcess(args: string[], label: string): Promise<Running> {
+function startProcess(args: string[], label: string, keepOutput = false): Promise<Running> {
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -63,8 +71,10 @@ function startProcess(args: string[], label: string): Promise<Running> {
       if (listening === null) return;
       // From here the output (the server's JSON-line logs, one per request) is only drained: kept and matched again
       // on every chunk, it cost the load generator's cores more and more over a run.
+      let tail = stdout;
       child.stdout.removeAllListeners('data');
-      child.stdout.resume();
+      if (keepOutput) child.stdout.on('data', (more: string) => void (tail = (tail + more).slice(-50_000)));
+      else child.stdout.resume();
       child.removeAllListeners('exit');
       const privateKey = /private key[^:]*:\s*([0-9a-f-]{36})/.exec(stdout)?.[1];
       const publicKey = /public key:\s*([0-9a-f-]{36})/.exec(stdout)?.[1];
@@ -73,8 +83,22 @@ function startProcess(args: string[], label: string): Promise<Running> {
         pid: child.pid as number,
         keys: privateKey && publicKey ? { privateKey, publicKey } : undefined,
         stop: () => stopProcess(child),
+        signal: (name) => signalProcess(child, name),
+        output: () => `${tail}\n${stderr}`,
       });
     });
+  });
+}
+
+function signalProcess(child: ChildProcess, signal: NodeJS.Signals): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  if (signal !== 'SIGKILL') {
+    child.kill(signal);
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
   });
 }
 

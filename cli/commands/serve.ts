@@ -39,6 +39,7 @@ interface ServeOptions {
   nodeId?: string;
   clusterReplicas?: string;
   clusterPartitions?: string;
+  clusterLeaseMs?: string;
 }
 
 /**
@@ -80,6 +81,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--node-id <name>', 'this node\'s name in the cluster (default: one made at the first start and kept in the data directory)'))
     .addOption(envOption('--cluster-replicas <n>', 'JetStream replicas of the cluster\'s streams and buckets (default 3 with three or more NATS servers, else 1)'))
     .addOption(envOption('--cluster-partitions <n>', 'partitions of a NEW cluster (a running cluster keeps its own)', '16'))
+    .addOption(envOption('--cluster-lease-ms <ms>', 'lease time of a partition: a dead node\'s partitions move to the others after at most this', '10000'))
     .addOption(envOption('--log-level <level>', `JSON-line logs on stdout from this level: ${LOG_LEVELS.join(', ')} (info: one line per request)`, 'info'))
     .addHelpText('after', '\nExample:\n  $ audience serve --data ./data --port 8080')
     .action(async (options: ServeOptions) => {
@@ -163,6 +165,7 @@ function parseCluster(options: ServeOptions): ClusterOptions | undefined {
     ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
     ...(options.clusterReplicas === undefined ? {} : { replicas: parseInteger(options.clusterReplicas, '--cluster-replicas', 1, 5) }),
     partitions: parseInteger(options.clusterPartitions ?? '16', '--cluster-partitions', 1, 1024),
+    leaseTtlMs: parseInteger(options.clusterLeaseMs ?? '10000', '--cluster-lease-ms', 1000, 600_000),
   };
 }
 

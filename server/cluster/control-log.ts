@@ -18,7 +18,7 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { Packr } from 'msgpackr';
 import type { CommandStore } from './command-store.js';
 import { inCommandScope } from './scope.js';
-import { ensureStream, readInOrder, type SubjectReader } from './nats.js';
+import { ensureStream, readInOrder, retrying, type SubjectReader } from './nats.js';
 
 export const CONTROL_STREAM = 'AUDIENCE_CONTROL';
 const CONTROL_SUBJECT = 'audience.control';
@@ -75,7 +75,8 @@ export class ControlLog {
   /** Starts applying commands after the store's last one; resolves once it applied every command published before. */
   async start(store: CommandStore, handle: CommandHandler, log: (line: string) => void): Promise<void> {
     this.applied = await store.appliedSeq();
-    this.reader = await readInOrder(this.js, CONTROL_STREAM, CONTROL_SUBJECT, this.applied, async (seq, payload) => {
+    const apply = async (seq: number, payload: Uint8Array): Promise<void> => {
+      if (seq <= this.applied) return; // read again after a restarted read
       const command = packr.unpack(payload) as Command;
       let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
       store.begin();
@@ -99,9 +100,20 @@ export class ControlLog {
         else waiter.reject(outcome.error);
       }
       this.release();
+    };
+    await this.read(apply, log);
+    await retrying('catching up with the control log', () => this.sync());
+  }
+
+  /** Reads from the last applied command; a read that ends (a restarted NATS server) is started again. */
+  private async read(apply: (seq: number, payload: Uint8Array) => Promise<void>, log: (line: string) => void): Promise<void> {
+    const reader = await retrying('reading the control log', () => readInOrder(this.js, CONTROL_STREAM, CONTROL_SUBJECT, this.applied, apply));
+    this.reader = reader;
+    reader.done.catch((error: unknown) => {
+      if (this.failure !== undefined) return;
+      log(`cluster: the control log's read ended (${String(error)}); reading again from ${this.applied}`);
+      setTimeout(() => void this.read(apply, log).catch((again: unknown) => this.fail(again instanceof Error ? again : new Error(String(again)))), 250).unref();
     });
-    this.reader.done.catch((error: unknown) => this.fail(error instanceof Error ? error : new Error(String(error))));
-    await this.sync();
   }
 
   /** Publishes a command and resolves with its answer once this node applied it. */
@@ -148,6 +160,7 @@ export class ControlLog {
   }
 
   async stop(): Promise<void> {
+    this.failure ??= new ControlUnavailableError('this node is stopping');
     await this.reader?.stop();
     this.fail(new ControlUnavailableError('this node is stopping'));
   }

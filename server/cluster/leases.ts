@@ -114,40 +114,46 @@ export class PartitionLeases {
   private async round(): Promise<void> {
     if (this.stopped) return;
     const { leases, nodes, node, partitions, ttlMs } = this.options;
-    await nodes.put(node, JSON.stringify({ ...this.options.info, at: this.now() }));
-    const live = await this.liveNodes();
-    if (!live.includes(node)) live.push(node);
 
-    // Keep what is held: refresh, or fence when the refresh is refused or too late.
-    for (const [partition, held] of [...this.held]) {
-      try {
-        held.revision = await leases.update(leaseKey(partition), node, held.revision);
-        held.refreshedAt = this.now();
-      } catch (error) {
-        this.options.log?.(`leases: partition ${partition} could not be refreshed (${String(error)}); fencing it`);
-        await this.lose(partition);
-      }
-    }
+    // Keep what is held first (a slow step below must not delay a refresh): refresh, or fence when the refresh is
+    // refused or too late.
+    await Promise.all(
+      [...this.held].map(async ([partition, held]) => {
+        try {
+          held.revision = await leases.update(leaseKey(partition), node, held.revision);
+          held.refreshedAt = this.now();
+        } catch (error) {
+          this.options.log?.(`leases: partition ${partition} could not be refreshed (${String(error)}); fencing it`);
+          await this.lose(partition);
+        }
+      }),
+    );
     for (const [partition, held] of [...this.held]) {
       if (this.now() - held.refreshedAt > (ttlMs * 3) / 4) await this.lose(partition);
     }
 
-    for (let partition = 0; partition < partitions; partition++) {
-      if (this.stopped) return;
-      const mine = desiredOwner(partition, live) === node;
-      const held = this.held.get(partition);
-      if (mine && held === undefined) {
-        try {
-          const revision = await leases.create(leaseKey(partition), node);
+    await nodes.put(node, JSON.stringify({ ...this.options.info, at: this.now() }));
+    const live = await this.liveNodes();
+    if (!live.includes(node)) live.push(node);
+    await Promise.all(
+      Array.from({ length: partitions }, async (_, partition) => {
+        if (this.stopped) return;
+        const mine = desiredOwner(partition, live) === node;
+        const held = this.held.get(partition);
+        if (mine && held === undefined) {
+          let revision: number;
+          try {
+            revision = await leases.create(leaseKey(partition), node);
+          } catch {
+            return; // held by another node until it releases it or its lease expires
+          }
           this.held.set(partition, { revision, refreshedAt: this.now() });
           await this.options.onGain(partition, revision);
-        } catch {
-          // Held by another node until it releases it or its lease expires.
+        } else if (!mine && held !== undefined) {
+          await this.lose(partition);
+          await leases.delete(leaseKey(partition), { previousSeq: held.revision }).catch(() => undefined);
         }
-      } else if (!mine && held !== undefined) {
-        await this.lose(partition);
-        await leases.delete(leaseKey(partition), { previousSeq: held.revision }).catch(() => undefined);
-      }
-    }
+      }),
+    );
   }
 }

@@ -16,6 +16,40 @@ export async function connectCluster(servers: readonly string[], name: string): 
   return connect({ servers: [...servers], name, maxReconnectAttempts: -1, reconnectTimeWait: 250, waitOnFirstConnect: true, timeout: 10_000 });
 }
 
+/**
+ * Resolves once JetStream answers on this connection (a cluster's servers elect a meta leader after they start, and a
+ * restarted server catches up before it serves JetStream again); rejects after `timeoutMs`.
+ */
+export async function waitForJetStream(nc: NatsConnection, timeoutMs = 60_000): Promise<JetStreamManager> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 2_000 });
+      await jsm.getAccountInfo();
+      return jsm;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`JetStream did not answer within ${timeoutMs} ms: ${String(error)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
+/**
+ * Runs a JetStream setup step again until it succeeds (a cluster electing leaders answers some requests with
+ * timeouts or "not enabled" for a few seconds); rejects with the last error after `timeoutMs`.
+ */
+export async function retrying<T>(what: string, work: () => Promise<T>, timeoutMs = 60_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      return await work();
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`${what} failed for ${timeoutMs} ms: ${String(error)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+  }
+}
+
 /** Creates the stream unless it exists (an existing stream keeps its configuration). */
 export async function ensureStream(jsm: JetStreamManager, config: Partial<StreamConfig> & { name: string; subjects: string[] }): Promise<void> {
   try {
@@ -54,6 +88,7 @@ export async function readInOrder(
     ...(afterSeq > 0 ? { deliver_policy: DeliverPolicy.StartSequence, opt_start_seq: afterSeq + 1 } : { deliver_policy: DeliverPolicy.All }),
   });
   const messages: ConsumerMessages = await consumer.consume();
+  let stopped = false;
   const done = (async () => {
     try {
       for await (const message of messages) await apply(message.seq, message.data);
@@ -61,10 +96,13 @@ export async function readInOrder(
       messages.stop();
       throw error;
     }
+    // The messages can end without stop() (the consumer gone with a restarted server): the caller reads again.
+    if (!stopped) throw new Error(`the read of ${subject} ended`);
   })();
   return {
     done,
     stop: async () => {
+      stopped = true;
       messages.stop();
       await done.catch(() => undefined);
     },

@@ -32,7 +32,7 @@ import { ClusterSizes, SIZES_BUCKET } from './sizes.js';
 import { clusterIdentity, clusterPipeline, clusterSchemas } from './facades.js';
 import { ClusterRouting } from './routing.js';
 import { runSent, type SentRequest } from './requests.js';
-import { connectCluster } from './nats.js';
+import { connectCluster, retrying, waitForJetStream } from './nats.js';
 import { scopedClock, scopedId, scopedRandomBytes } from './scope.js';
 
 export interface ClusterOptions {
@@ -89,13 +89,16 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
   let nc: NatsConnection | undefined;
   try {
     nc = await connectCluster(cluster.servers, `audience ${nodeId}`);
-    const eventLog = await EventLog.open(nc, { partitions: cluster.partitions ?? 16, replicas });
-    const control = await ControlLog.open(nc, { replicas });
+    await waitForJetStream(nc);
+    const joined = nc;
+    const eventLog = await retrying('opening the event log', () => EventLog.open(joined, { partitions: cluster.partitions ?? 16, replicas }));
+    const control = await retrying('opening the control log', () => ControlLog.open(joined, { replicas }));
     const kvm = new Kvm(nc);
-    const leasesKv = await kvm.create(LEASES_BUCKET, { history: 1, ttl: ttlMs, replicas });
-    const nodesKv = await kvm.create(NODES_BUCKET, { history: 1, ttl: ttlMs, replicas });
-    const sizesKv = await kvm.create(SIZES_BUCKET, { history: 1, replicas });
-    const reactedKv = await kvm.create(REACTED_BUCKET, { history: 1, replicas });
+    const bucket = (name: string, ttl?: number) => retrying(`opening the bucket ${name}`, () => kvm.create(name, { history: 1, replicas, ...(ttl === undefined ? {} : { ttl }) }));
+    const leasesKv = await bucket(LEASES_BUCKET, ttlMs);
+    const nodesKv = await bucket(NODES_BUCKET, ttlMs);
+    const sizesKv = await bucket(SIZES_BUCKET);
+    const reactedKv = await bucket(REACTED_BUCKET);
     const commandStore = new CommandStore(store);
     const parts: Parts = { nc, eventLog, control, owners: undefined, rpc: undefined, sizes: undefined };
     const routing = new ClusterRouting({
@@ -200,17 +203,19 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       partitions: eventLog.partitions,
       ttlMs,
       log: report,
-      onGain: async (partition) => {
+      onGain: async (partition, token) => {
+        report(`cluster: ${nodeId} owns partition ${partition} (lease revision ${token})`);
         await owners.gain(partition);
         rpc.serve(partition);
       },
       onLoss: async (partition) => {
+        report(`cluster: ${nodeId} no longer owns partition ${partition}`);
         rpc.unserve(partition);
         await owners.lose(partition);
       },
     });
-    await sizes.start();
-    await leases.start();
+    await retrying('watching the sizes', () => sizes.start());
+    await retrying('claiming partitions', () => leases.start());
 
     let listening: { url: string; port: number };
     let legacyUrl: string | undefined;

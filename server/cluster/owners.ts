@@ -77,7 +77,8 @@ class PartitionConsumer {
   async start(): Promise<void> {
     this.timer = setInterval(() => void this.persist(), PERSIST_MS);
     this.timer.unref();
-    await this.read();
+    // A read that cannot start now (NATS electing a leader) is tried again like a failed append.
+    await this.read().catch((error: unknown) => this.failed(error));
   }
 
   private async read(): Promise<void> {

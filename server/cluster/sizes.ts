@@ -7,6 +7,7 @@
 
 import type { KV } from '@nats-io/kv';
 import type { IngestPipeline } from '../ingest/types.js';
+import { retrying } from './nats.js';
 
 export const SIZES_BUCKET = 'audience_sizes';
 const PUBLISH_MS = 200;
@@ -26,6 +27,7 @@ export class ClusterSizes {
   private watching: Promise<void> | undefined;
   private stopWatch: (() => void) | undefined;
   private publishing: Promise<void> | undefined;
+  private stopped = false;
 
   constructor(
     private readonly kv: KV,
@@ -35,6 +37,15 @@ export class ClusterSizes {
   ) {}
 
   async start(): Promise<void> {
+    await this.watch();
+    this.timer = setInterval(() => {
+      this.publishing ??= this.publish().finally(() => (this.publishing = undefined));
+    }, PUBLISH_MS);
+    this.timer.unref();
+  }
+
+  /** Mirrors the bucket; a watch that ends (a restarted NATS server) is started again. */
+  private async watch(): Promise<void> {
     const watch = await this.kv.watch({ key: '>' });
     this.stopWatch = () => watch.stop();
     this.watching = (async () => {
@@ -53,11 +64,13 @@ export class ClusterSizes {
           partitions.set(Number(partition), { gen, count });
         }
       }
-    })().catch((error: unknown) => this.report(`cluster: the sizes watch ended: ${String(error)}`));
-    this.timer = setInterval(() => {
-      this.publishing ??= this.publish().finally(() => (this.publishing = undefined));
-    }, PUBLISH_MS);
-    this.timer.unref();
+    })()
+      .catch((error: unknown) => this.report(`cluster: the sizes watch failed: ${String(error)}`))
+      .then(() => {
+        if (this.stopped) return;
+        const again = () => retrying('watching the sizes again', () => this.watch(), 3_600_000);
+        setTimeout(() => void again().catch((error: unknown) => this.report(String(error))), 250).unref();
+      });
   }
 
   /** The cohort's size: this node's partitions from memory, every other partition from the mirror. */
@@ -97,6 +110,7 @@ export class ClusterSizes {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     await this.publishing;
     await this.publish();
