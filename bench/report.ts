@@ -3,6 +3,7 @@
 
 import type { ReactionsBenchResult } from './reactions.js';
 import type { DashboardBenchResult } from './dashboard.js';
+import type { ClusterBenchResult } from './cluster/bench.js';
 import { readFile, writeFile } from 'node:fs/promises';
 import type { EngineBenchResult } from './engine.js';
 import type { Comparison, HttpBenchResult } from './http.js';
@@ -39,6 +40,7 @@ export interface BenchResults {
   readonly memory?: Outcome<MemoryBenchResult>;
   readonly reactions?: Outcome<ReactionsBenchResult>;
   readonly dashboard?: Outcome<DashboardBenchResult>;
+  readonly cluster?: Outcome<ClusterBenchResult>;
 }
 
 const int = (n: number): string => Math.round(n).toLocaleString('en');
@@ -110,6 +112,11 @@ export function renderResults(r: BenchResults): string {
     const d = r.dashboard.value;
     row(`Dashboard: a page of ${int(d.cohorts)} cohorts, navigation to all rows shown (headless Chromium)`, '< 1,000 ms', spread(d.renderMs, ms), d.renderMs.median < 1000);
   } else row('Dashboard: a page of 1,000 cohorts renders', '< 1,000 ms', missing(r.dashboard), undefined);
+  if (r.cluster?.ok) {
+    const c = r.cluster.value;
+    for (const load of c.clusters) row(`Cluster: acknowledged ingests through ${load.nodes} node(s), one nats-server, same 2 cores`, '(reported)', `${ratio(load.rps / c.baselineRps)} baseline, p99 ${ms(load.p99)}`, undefined);
+    for (const f of c.failovers) row(`Cluster failover after ${f.how} of a node (lease ${int(f.leaseMs)} ms): its partitions owned again`, '(reported)', f.ms < 0 ? 'not within 4 leases' : `${int(f.ms)} ms`, undefined);
+  } else row('Cluster: ingests through 1–3 nodes, failover time', '(reported)', missing(r.cluster), undefined);
   out.push('');
 
   if (r.http !== undefined) out.push(...renderHttp(r.http));
@@ -118,7 +125,29 @@ export function renderResults(r: BenchResults): string {
   if (r.backfill !== undefined) out.push(...renderBackfill(r.backfill));
   if (r.memory !== undefined) out.push(...renderMemory(r.memory));
   if (r.reactions !== undefined) out.push(...renderReactions(r.reactions));
+  if (r.cluster !== undefined) out.push(...renderCluster(r.cluster));
   return out.join('\n');
+}
+
+function renderCluster(o: Outcome<ClusterBenchResult>): string[] {
+  const out = ['### (8) Cluster (bench/cluster/bench.ts)', ''];
+  if (!o.ok) return [...out, `Not measured (${o.at}): ${o.reason}`, ''];
+  const c = o.value;
+  out.push(
+    `Measured ${o.at}. ${int(c.users)} users and the 100 cohorts seeded through node 1 of each cluster; POST /v2.0/events through every node at once (the connections split between them), one nats-server with JetStream (R1), 16 partitions; the bare uWebSockets.js baseline and one node without \`--cluster\` in the same run. Every process shares this machine's 2 cores: more nodes add work here, not capacity.`,
+    '',
+    '| Setup | Acknowledged req/s | Ratio to baseline | p99 | non-2xx |',
+    '|---|---|---|---|---|',
+    `| bare uWebSockets.js baseline | ${int(c.baselineRps)} | 1.000× | | |`,
+    `| one node, no --cluster | ${int(c.single.rps)} | ${ratio(c.single.rps / c.baselineRps)} | ${ms(c.single.p99)} | ${c.single.non2xx} |`,
+    ...c.clusters.map((l) => `| cluster of ${l.nodes} | ${int(l.rps)} | ${ratio(l.rps / c.baselineRps)} | ${ms(l.p99)} | ${l.non2xx} |`),
+    '',
+    'Failover in the 3-node cluster (from the signal until each partition the node held has another owner, read from the leases bucket):',
+    '',
+    ...c.failovers.map((f) => `- ${f.how}: ${f.partitions} partitions, ${f.ms < 0 ? 'not within 4 leases' : `${int(f.ms)} ms`} (lease ${int(f.leaseMs)} ms)`),
+    '',
+  );
+  return out;
 }
 
 function renderHttp(o: Outcome<HttpBenchResult>): string[] {

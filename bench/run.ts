@@ -12,9 +12,10 @@ import { runMemoryBench, type MemoryBenchOptions } from './memory.js';
 import { runReferenceBench, type ReferenceBenchOptions } from './reference.js';
 import { runReactionsBench } from './reactions.js';
 import { runDashboardBench, type DashboardBenchOptions } from './dashboard.js';
+import { runClusterBench } from './cluster/bench.js';
 import { backfillRate, renderResults, writeReadme, type BenchResults, type Outcome } from './report.js';
 
-export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory', 'reactions', 'dashboard'] as const;
+export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory', 'reactions', 'dashboard', 'cluster'] as const;
 /** `serve --threads` values of the threads sweep: the main thread alone, one owner, two owners. */
 export const THREADS_SWEEP = [0, 1, 2] as const;
 export type BenchName = (typeof BENCHMARKS)[number];
@@ -33,6 +34,8 @@ interface Settings {
   /** Users of the reactions benchmark's delivery part. */
   readonly reactionUsers: number;
   readonly dashboard: DashboardBenchOptions;
+  /** Users seeded into each cluster of the cluster benchmark, and its load. */
+  readonly cluster: { readonly users: number; readonly load: LoadSettings };
 }
 
 const SEED = 42;
@@ -50,6 +53,7 @@ export const FULL: Settings = {
   backfill: {},
   reactionUsers: 5_000,
   dashboard: { cohorts: 1000, runs: 5 },
+  cluster: { users: 5_000, load: { connections: 50, pipelining: 1, durationSeconds: 10, warmupSeconds: 3, timeoutSeconds: 10 } },
 };
 
 /** A smoke check (under 2 minutes): same shape, smaller; its figures are not the README's. */
@@ -65,6 +69,7 @@ export const QUICK: Settings = {
   backfill: { users: 500 },
   reactionUsers: 1_000,
   dashboard: { cohorts: 1000, runs: 2 },
+  cluster: { users: 500, load: { connections: 50, pipelining: 1, durationSeconds: 3, warmupSeconds: 1, timeoutSeconds: 10 } },
 };
 
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'bench');
@@ -208,6 +213,13 @@ export async function main(argv: readonly string[]): Promise<void> {
       const { deliveries, deadlines } = results.reactions.value;
       progress(`  ${Math.round(deliveries.perSecond)} deliveries/s; deadline lag p50 ${deadlines.lagMs.p50.toFixed(1)} ms, max ${deadlines.lagMs.max.toFixed(1)} ms`);
     }
+  }
+
+  if (has('cluster')) {
+    progress('cluster benchmark (bench/cluster/bench.ts): 1, 2 and 3 nodes over one nats-server, then failover');
+    results.cluster = await attempt('cluster', () =>
+      runClusterBench({ seed: SEED, users: settings.cluster.users, cohorts: COHORTS, load: settings.cluster.load, seedConnections: settings.seedConnections, nodeCounts: [1, 2, 3], partitions: 16 }, progress),
+    );
   }
 
   const section = renderResults(results);

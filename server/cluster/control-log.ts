@@ -22,6 +22,7 @@ import { ensureStream, readInOrder, retrying, type SubjectReader } from './nats.
 
 export const CONTROL_STREAM = 'AUDIENCE_CONTROL';
 const CONTROL_SUBJECT = 'audience.control';
+const STALL_MS = 3000;
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -54,6 +55,9 @@ export class ControlLog {
   private readonly answers = new Map<string, Waiter>();
   private readonly seqWaiters: Array<{ seq: number; resolve: () => void; reject: (error: unknown) => void }> = [];
   private failure: Error | undefined;
+  private lastProgressAt = Date.now();
+  private watchdog: NodeJS.Timeout | undefined;
+  private restarting = false;
 
   private constructor(
     private readonly js: JetStreamClient,
@@ -76,6 +80,7 @@ export class ControlLog {
   async start(store: CommandStore, handle: CommandHandler, log: (line: string) => void): Promise<void> {
     this.applied = await store.appliedSeq();
     const apply = async (seq: number, payload: Uint8Array): Promise<void> => {
+      this.lastProgressAt = Date.now();
       if (seq <= this.applied) return; // read again after a restarted read
       const command = packr.unpack(payload) as Command;
       let outcome: { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -102,6 +107,22 @@ export class ControlLog {
       this.release();
     };
     await this.read(apply, log);
+    // An ordered consumer can go quiet without ending when its NATS server restarts: while someone waits for a
+    // command and nothing arrived for STALL_MS, the read is started again.
+    this.watchdog = setInterval(() => {
+      const waiting = this.answers.size > 0 || this.seqWaiters.length > 0;
+      if (!waiting || this.restarting || this.failure !== undefined || Date.now() - this.lastProgressAt < STALL_MS) return;
+      this.restarting = true;
+      log(`cluster: the control log's read stalled at ${this.applied}; reading again`);
+      void (async () => {
+        await this.reader?.stop();
+        this.lastProgressAt = Date.now();
+        if (this.failure === undefined) await this.read(apply, log);
+      })()
+        .catch((error: unknown) => log(`cluster: reading the control log again failed: ${String(error)}`))
+        .finally(() => (this.restarting = false));
+    }, 1000);
+    this.watchdog.unref();
     await retrying('catching up with the control log', () => this.sync());
   }
 
@@ -161,6 +182,7 @@ export class ControlLog {
 
   async stop(): Promise<void> {
     this.failure ??= new ControlUnavailableError('this node is stopping');
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
     await this.reader?.stop();
     this.fail(new ControlUnavailableError('this node is stopping'));
   }

@@ -1,9 +1,9 @@
 // Partition ownership in a cluster (issue 15): each partition has at most one owner at a time, claimed through a
 // lease in a JetStream KV bucket whose entries expire (`ttl`). The lease's revision is the fencing token.
 //
-// - Who should own what: rendezvous hashing of each partition over the live nodes (the `nodes` bucket, where every
-//   node keeps a heartbeat entry that expires with it), so every node computes the same assignment and a node joining
-//   or leaving moves only its share.
+// - Who should own what: rendezvous hashing bounded by capacity over the live nodes (the `nodes` bucket, where every
+//   node keeps a heartbeat entry that expires with it), so every node computes the same balanced assignment and a
+//   node joining or leaving moves few partitions. A released lease (deleted) starts a round at once on every node.
 // - Claim: `create` (refused while another node holds the key). Keep: `update` with the last revision every
 //   `ttl / 4` (compare-and-set: a lease taken over in between fails the update). Release (no longer this node's
 //   share): fence first (onLoss), then delete with the revision so that only this lease is deleted.
@@ -11,7 +11,7 @@
 //   expire and be taken by another node; the same happens when an update is refused (someone else owns it).
 
 import { createHash } from 'node:crypto';
-import type { KV } from '@nats-io/kv';
+import { KvWatchInclude, type KV } from '@nats-io/kv';
 
 export interface LeaseEvents {
   /** This node now owns `partition`; `token` (the lease revision) fences its writes. */
@@ -40,18 +40,33 @@ interface Held {
 
 const leaseKey = (partition: number): string => `p${partition}`;
 
-/** Rendezvous (highest random weight) owner of a partition among the live nodes. */
-export function desiredOwner(partition: number, nodes: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestWeight = '';
-  for (const node of nodes) {
-    const weight = createHash('sha256').update(`${partition}|${node}`).digest('hex');
-    if (best === undefined || weight > bestWeight) {
-      best = node;
-      bestWeight = weight;
-    }
+/** A node's rendezvous weight for a partition. */
+const weight = (partition: number, node: string): string => createHash('sha256').update(`${partition}|${node}`).digest('hex');
+
+/**
+ * Who should own each partition: rendezvous hashing bounded by capacity. Partitions, in order, go to the node of
+ * highest weight among those holding fewer than floor(partitions / nodes) (the first few reaching it may take one more), so shares differ by at most one (plain
+ * rendezvous gave 12, 3 and 1 of 16 to three nodes here) while a join or a departure still moves few partitions.
+ * Every node computes the same answer from the same live set.
+ */
+export function assignment(partitions: number, nodes: readonly string[]): string[] {
+  const live = [...new Set(nodes)].sort();
+  if (live.length === 0) return [];
+  // Every node may hold `floor` partitions; `extra` of them one more.
+  const floor = Math.floor(partitions / live.length);
+  let extra = partitions % live.length;
+  const load = new Map(live.map((node) => [node, 0]));
+  const out: string[] = [];
+  for (let partition = 0; partition < partitions; partition++) {
+    const ranked = live.map((node) => ({ node, w: weight(partition, node) })).sort((a, b) => (a.w < b.w ? 1 : a.w > b.w ? -1 : 0));
+    const room = ({ node }: { node: string }) => (load.get(node) as number) < floor || ((load.get(node) as number) === floor && extra > 0);
+    const chosen = (ranked.find(room) ?? ranked[0]) as { node: string };
+    const held = load.get(chosen.node) as number;
+    if (held === floor) extra--;
+    load.set(chosen.node, held + 1);
+    out.push(chosen.node);
   }
-  return best;
+  return out;
 }
 
 /** The lease key of a partition (its value is the owner's node id). */
@@ -62,6 +77,7 @@ export class PartitionLeases {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
+  private stopWatch: (() => void) | undefined;
   private readonly now: () => number;
 
   constructor(private readonly options: LeaseOptions) {
@@ -73,10 +89,27 @@ export class PartitionLeases {
     return new Map([...this.held].map(([p, h]) => [p, h.revision]));
   }
 
-  /** Registers the node and runs the first balancing round; then one every ttl / 4. */
+  /** Registers the node and runs the first balancing round; then one every ttl / 4, and one when a lease is released. */
   async start(): Promise<void> {
     await this.round();
     this.timer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.options.ttlMs / 4)));
+    void this.watchReleases();
+  }
+
+  /** A lease deleted by a node leaving gracefully is claimed at once instead of at the next round. */
+  private async watchReleases(): Promise<void> {
+    while (!this.stopped) {
+      try {
+        const watch = await this.options.leases.watch({ include: KvWatchInclude.UpdatesOnly });
+        this.stopWatch = () => watch.stop();
+        for await (const entry of watch) {
+          if (entry.operation !== 'PUT') void this.tick();
+        }
+      } catch {
+        // NATS unavailable for a moment: the timer's rounds go on; watch again below.
+      }
+      if (!this.stopped) await new Promise((resolve) => setTimeout(resolve, 250));
+    }
   }
 
   /** One balancing round now (also what the timer runs); rounds never overlap. */
@@ -91,6 +124,7 @@ export class PartitionLeases {
   async stop(release = true): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
+    this.stopWatch?.();
     await this.running;
     if (!release) return;
     for (const [partition, held] of [...this.held]) {
@@ -123,6 +157,13 @@ export class PartitionLeases {
           held.revision = await leases.update(leaseKey(partition), node, held.revision);
           held.refreshedAt = this.now();
         } catch (error) {
+          // A refresh whose answer was lost (NATS failing over) landed anyway: the entry still names this node at a
+          // later revision, written by nobody else. Adopted, it is refreshed at the next round.
+          const entry = await leases.get(leaseKey(partition)).catch(() => null);
+          if (entry !== null && entry.operation === 'PUT' && entry.string() === node && entry.revision > held.revision) {
+            held.revision = entry.revision;
+            return;
+          }
           this.options.log?.(`leases: partition ${partition} could not be refreshed (${String(error)}); fencing it`);
           await this.lose(partition);
         }
@@ -135,10 +176,11 @@ export class PartitionLeases {
     await nodes.put(node, JSON.stringify({ ...this.options.info, at: this.now() }));
     const live = await this.liveNodes();
     if (!live.includes(node)) live.push(node);
+    const wanted = assignment(partitions, live);
     await Promise.all(
       Array.from({ length: partitions }, async (_, partition) => {
         if (this.stopped) return;
-        const mine = desiredOwner(partition, live) === node;
+        const mine = wanted[partition] === node;
         const held = this.held.get(partition);
         if (mine && held === undefined) {
           let revision: number;
@@ -148,7 +190,14 @@ export class PartitionLeases {
             return; // held by another node until it releases it or its lease expires
           }
           this.held.set(partition, { revision, refreshedAt: this.now() });
-          await this.options.onGain(partition, revision);
+          try {
+            await this.options.onGain(partition, revision);
+          } catch (error) {
+            // A partition this node cannot start acting for is given back at once rather than held dead.
+            this.options.log?.(`leases: starting partition ${partition} failed (${String(error)}); releasing it`);
+            await this.lose(partition);
+            await leases.delete(leaseKey(partition), { previousSeq: revision }).catch(() => undefined);
+          }
         } else if (!mine && held !== undefined) {
           await this.lose(partition);
           await leases.delete(leaseKey(partition), { previousSeq: held.revision }).catch(() => undefined);

@@ -24,12 +24,15 @@ import type { IngestPipeline } from '../ingest/types.js';
 import { partitionOf } from '../domain/events/index.js';
 import { listUsers } from '../backfill/users.js';
 import type { EventLog } from './event-log.js';
-import type { SubjectReader } from './nats.js';
+import { retrying, type SubjectReader } from './nats.js';
 import { decodeLoggedEvent } from './event-message.js';
 
 const MAX_IN_FLIGHT = 2048;
 const PERSIST_MS = 500;
 const RETRY_MS = 1000;
+/** A read that made no progress for this long while the partition has later events is started again. */
+const STALL_MS = 3000;
+const STALL_CHECK_MS = 1000;
 const SWEEP_BATCH = 256;
 
 /** `cw!{partition}`: the event-log sequence through which this node applied the partition (server/store/layout.ts). */
@@ -62,6 +65,9 @@ class PartitionConsumer {
   private stopped = false;
   private restarting = false;
   private timer: NodeJS.Timeout | undefined;
+  private watchdog: NodeJS.Timeout | undefined;
+  private lastProgressAt = Date.now();
+  private checking = false;
 
   constructor(
     readonly partition: number,
@@ -77,6 +83,8 @@ class PartitionConsumer {
   async start(): Promise<void> {
     this.timer = setInterval(() => void this.persist(), PERSIST_MS);
     this.timer.unref();
+    this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS);
+    this.watchdog.unref();
     // A read that cannot start now (NATS electing a leader) is tried again like a failed append.
     await this.read().catch((error: unknown) => this.failed(error));
   }
@@ -90,6 +98,7 @@ class PartitionConsumer {
 
   private async apply(seq: number, payload: Uint8Array): Promise<void> {
     if (this.stopped || this.restarting) return;
+    this.lastProgressAt = Date.now();
     const { org, user, event } = decodeLoggedEvent(payload);
     const entry: Pending = { seq, done: false };
     this.pending.push(entry);
@@ -106,6 +115,24 @@ class PartitionConsumer {
       },
     );
     if (this.inFlight >= MAX_IN_FLIGHT) await new Promise<void>((resolve) => (this.room = resolve));
+  }
+
+  /**
+   * An ordered consumer can go quiet without ending when its NATS server restarts: when the partition has events
+   * after `appliedThrough`, nothing is in flight and nothing arrived for STALL_MS, the read is started again.
+   */
+  private async checkStalled(): Promise<void> {
+    if (this.stopped || this.restarting || this.checking || this.inFlight > 0 || Date.now() - this.lastProgressAt < STALL_MS) return;
+    this.checking = true;
+    try {
+      const last = await this.deps.log.lastSeq(this.partition);
+      if (last > this.appliedThrough && this.inFlight === 0 && Date.now() - this.lastProgressAt >= STALL_MS) this.failed(new Error(`the read stalled at ${this.appliedThrough} of ${last}`));
+      else this.lastProgressAt = Date.now();
+    } catch {
+      // NATS unavailable: checked again later.
+    } finally {
+      this.checking = false;
+    }
   }
 
   private advance(): void {
@@ -128,7 +155,7 @@ class PartitionConsumer {
   private failed(error: unknown): void {
     if (this.stopped || this.restarting) return;
     this.restarting = true;
-    this.deps.report(`cluster: partition ${this.partition}: an append failed, reading again from ${this.appliedThrough} in ${RETRY_MS} ms: ${String(error)}`);
+    this.deps.report(`cluster: partition ${this.partition}: reading again from ${this.appliedThrough} in ${RETRY_MS} ms: ${String(error)}`);
     void (async () => {
       await this.reader?.stop();
       await this.settled();
@@ -137,6 +164,7 @@ class PartitionConsumer {
       this.room = undefined;
       await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
       this.restarting = false;
+      this.lastProgressAt = Date.now();
       if (!this.stopped) await this.read().catch((readError: unknown) => this.failed(readError));
     })();
   }
@@ -174,6 +202,7 @@ class PartitionConsumer {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.watchdog !== undefined) clearInterval(this.watchdog);
     this.room?.();
     await this.reader?.stop();
     await this.settled();
@@ -213,7 +242,7 @@ export class PartitionOwners {
     return this.serialised(partition, async () => {
       if (this.consumers.has(partition)) return;
       const stored = await this.options.store.get<number>(watermarkKey(partition));
-      const reacted = Number((await this.options.reacted.get(reactedKey(partition)))?.string() ?? 0);
+      const reacted = Number((await retrying(`reading partition ${partition}'s reacted point`, () => this.options.reacted.get(reactedKey(partition)), 10_000))?.string() ?? 0);
       const consumer = new PartitionConsumer(partition, typeof stored === 'number' ? stored : 0, Number.isFinite(reacted) ? reacted : 0, {
         log: this.options.log,
         pipeline: this.options.pipeline,

@@ -1,10 +1,10 @@
-// Partition leases on a real nats-server (issue 15): two nodes split the partitions by rendezvous hashing, never both
+// Partition leases on a real nats-server (issue 15): two nodes split the partitions evenly by capacity-bounded rendezvous hashing, never both
 // owning one (a gain always follows the other node's loss); a node that dies without releasing loses its share to
 // the other once its leases expire; a lease taken from under a node is fenced at its next refresh.
 
 import { Kvm, type KV } from '@nats-io/kv';
 import { describe, expect, it } from 'vitest';
-import { PartitionLeases, desiredOwner } from '../../server/cluster/leases.js';
+import { PartitionLeases, assignment } from '../../server/cluster/leases.js';
 import { useNatsServer } from '../support/nats.js';
 import { waitUntil } from '../support/wait.js';
 
@@ -50,8 +50,21 @@ function assertExclusive(timeline: readonly Step[]): void {
   }
 }
 
+describe('the assignment', () => {
+  it('gives every node an even share, the same on every node, and moves few partitions when a node joins', () => {
+    const three = assignment(16, ['node-1', 'node-2', 'node-3']);
+    const counts = (owners: string[]) => [...new Set(owners)].map((n) => owners.filter((o) => o === n).length).sort();
+    expect(counts(three)).toEqual([5, 5, 6]);
+    expect(assignment(16, ['node-3', 'node-1', 'node-2'])).toEqual(three);
+    const four = assignment(16, ['node-1', 'node-2', 'node-3', 'node-4']);
+    expect(counts(four)).toEqual([4, 4, 4, 4]);
+    const moved = four.filter((owner, p) => owner !== three[p]).length;
+    expect(moved).toBeLessThan(16 / 2);
+  });
+});
+
 describe('partition leases', () => {
-  it('split the partitions between two nodes by rendezvous hashing, one owner at a time', async () => {
+  it('split the partitions evenly between two nodes (capacity-bounded rendezvous), one owner at a time', async () => {
     const b = await freshBuckets();
     const timeline: Step[] = [];
     const a = node('node-a', b, timeline);
@@ -59,14 +72,15 @@ describe('partition leases', () => {
     await a.start();
     expect([...a.owned().keys()].sort((x, y) => x - y)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
     await c.start();
-    const share = (name: string) => Array.from({ length: PARTITIONS }, (_, p) => p).filter((p) => desiredOwner(p, ['node-a', 'node-c']) === name);
+    const wanted = assignment(PARTITIONS, ['node-a', 'node-c']);
+    const share = (name: string) => Array.from({ length: PARTITIONS }, (_, p) => p).filter((p) => wanted[p] === name);
     await waitUntil(
       () => [...a.owned().keys()].sort().join() === share('node-a').join() && [...c.owned().keys()].sort().join() === share('node-c').join(),
       'the two nodes to hold their shares',
       15_000,
     );
     expect(share('node-a').length + share('node-c').length).toBe(PARTITIONS);
-    expect(share('node-c').length).toBeGreaterThan(0);
+    expect(share('node-a').length).toBe(4);
     assertExclusive(timeline);
     await a.stop();
     await waitUntil(() => c.owned().size === PARTITIONS, 'the remaining node to hold every partition', 15_000);
