@@ -78,6 +78,7 @@ export class PartitionLeases {
   private running: Promise<void> | undefined;
   private stopped = false;
   private stopWatch: (() => void) | undefined;
+  private again = false;
   private readonly now: () => number;
 
   constructor(private readonly options: LeaseOptions) {
@@ -114,9 +115,20 @@ export class PartitionLeases {
 
   /** One balancing round now (also what the timer runs); rounds never overlap. */
   tick(): Promise<void> {
-    this.running ??= this.round()
+    if (this.running !== undefined) {
+      // A release seen during a round is acted on by one more round right after it, not lost in the running one.
+      this.again = true;
+      return this.running;
+    }
+    this.running = this.round()
       .catch((error: unknown) => this.options.log?.(`leases: a round failed: ${String(error)}`))
-      .finally(() => (this.running = undefined));
+      .finally(() => {
+        this.running = undefined;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          void this.tick();
+        }
+      });
     return this.running;
   }
 
@@ -125,13 +137,24 @@ export class PartitionLeases {
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.stopWatch?.();
-    await this.running;
-    if (!release) return;
-    for (const [partition, held] of [...this.held]) {
-      await this.lose(partition);
-      await this.options.leases.delete(leaseKey(partition), { previousSeq: held.revision }).catch(() => undefined);
+    if (release) {
+      // Leave the live set first: the rounds the released leases start elsewhere then give them to the others. What
+      // is held is released without waiting for a round in flight (it may be slow while partitions start); what that
+      // round still claims is released after it.
+      await this.options.nodes.delete(this.options.node).catch(() => undefined);
+      await this.releaseAll();
     }
-    await this.options.nodes.delete(this.options.node).catch(() => undefined);
+    await this.running;
+    if (release) await this.releaseAll();
+  }
+
+  private async releaseAll(): Promise<void> {
+    await Promise.all(
+      [...this.held].map(async ([partition, held]) => {
+        await this.lose(partition);
+        await this.options.leases.delete(leaseKey(partition), { previousSeq: held.revision }).catch(() => undefined);
+      }),
+    );
   }
 
   private async lose(partition: number): Promise<void> {

@@ -68,6 +68,35 @@ async function storedNodeId(store: Store): Promise<string> {
   return id;
 }
 
+/**
+ * One line per burst of ownership changes ("node-2 gained 3, 8; lost 5; owns 1, 3, 8"), written to the plain log: they
+ * are not failures, and the repeat-collapsing log would fold them into "N more failure(s) of the same kind".
+ */
+class OwnershipLog {
+  private readonly changes = { gained: [] as number[], lost: [] as number[] };
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly node: string,
+    private readonly owned: () => readonly number[],
+    private readonly write: (line: string) => void,
+  ) {}
+
+  note(kind: 'gained' | 'lost', partition: number): void {
+    this.changes[kind].push(partition);
+    this.timer ??= setTimeout(() => this.flush(), 100);
+    this.timer.unref();
+  }
+
+  private flush(): void {
+    this.timer = undefined;
+    const list = (partitions: number[]) => partitions.splice(0).sort((a, b) => a - b).join(', ');
+    const gained = this.changes.gained.length > 0 ? ` gained ${list(this.changes.gained)};` : '';
+    const lost = this.changes.lost.length > 0 ? ` lost ${list(this.changes.lost)};` : '';
+    this.write(`cluster: ${this.node}${gained}${lost} owns ${this.owned().join(', ') || 'no partition'}`);
+  }
+}
+
 interface Parts {
   nc: NatsConnection;
   eventLog: EventLog;
@@ -196,6 +225,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       ? undefined
       : ((await control.submit('bootstrap', { name: 'Default organization' })) as InitializedOrganization | undefined);
 
+    const ownership = new OwnershipLog(nodeId, () => owners.owned(), (line) => options.log?.(line));
     const leases = new PartitionLeases({
       leases: leasesKv,
       nodes: nodesKv,
@@ -203,13 +233,13 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       partitions: eventLog.partitions,
       ttlMs,
       log: report,
-      onGain: async (partition, token) => {
-        report(`cluster: ${nodeId} owns partition ${partition} (lease revision ${token})`);
+      onGain: async (partition) => {
+        ownership.note('gained', partition);
         await owners.gain(partition);
         rpc.serve(partition);
       },
       onLoss: async (partition) => {
-        report(`cluster: ${nodeId} no longer owns partition ${partition}`);
+        ownership.note('lost', partition);
         rpc.unserve(partition);
         await owners.lose(partition);
       },
