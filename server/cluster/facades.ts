@@ -22,11 +22,16 @@ import { commandSeq } from './scope.js';
 
 /** `target` with some of its methods replaced; every other method is called on `target` itself. */
 export function overriding<T extends object>(target: T, overrides: Partial<T>): T {
+  // Bound once per method: the pipeline's methods are called per event.
+  const bound = new Map<PropertyKey, unknown>();
   return new Proxy(target, {
     get(object, property) {
       if (Object.prototype.hasOwnProperty.call(overrides, property)) return overrides[property as keyof T];
       const value = Reflect.get(object, property, object) as unknown;
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(object) : value;
+      if (typeof value !== 'function') return value;
+      let method = bound.get(property);
+      if (method === undefined) bound.set(property, (method = (value as (...args: unknown[]) => unknown).bind(object)));
+      return method;
     },
   });
 }

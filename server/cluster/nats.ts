@@ -21,17 +21,15 @@ export async function connectCluster(servers: readonly string[], name: string): 
  * restarted server catches up before it serves JetStream again); rejects after `timeoutMs`.
  */
 export async function waitForJetStream(nc: NatsConnection, timeoutMs = 60_000): Promise<JetStreamManager> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
+  return retrying(
+    'waiting for JetStream',
+    async () => {
       const jsm = await jetstreamManager(nc, { timeout: 2_000 });
       await jsm.getAccountInfo();
       return jsm;
-    } catch (error) {
-      if (Date.now() > deadline) throw new Error(`JetStream did not answer within ${timeoutMs} ms: ${String(error)}`);
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
+    },
+    timeoutMs,
+  );
 }
 
 /**

@@ -226,6 +226,8 @@ export interface OwnersOptions {
 export class PartitionOwners {
   private readonly consumers = new Map<number, PartitionConsumer>();
   private readonly changes = new Map<number, Promise<void>>();
+  private readonly toCatchUp = new Set<number>();
+  private catchingUp: Promise<void> | undefined;
 
   constructor(private readonly options: OwnersOptions) {}
 
@@ -253,7 +255,7 @@ export class PartitionOwners {
       this.consumers.set(partition, consumer);
       await consumer.start();
       this.options.pipeline.ownershipChanged();
-      void this.catchUp(partition).catch((error: unknown) => this.options.report(`cluster: catching partition ${partition} up failed: ${String(error)}`));
+      this.catchUpSoon(partition);
     });
   }
 
@@ -280,17 +282,35 @@ export class PartitionOwners {
     await Promise.all([...this.consumers.keys()].map((partition) => this.lose(partition)));
   }
 
-  /** The users of `partition` this node's store holds, brought up to date with their organization's plan. */
-  private async catchUp(partition: number): Promise<void> {
+  /**
+   * Brings the users of gained partitions that this node's store holds up to date with their organization's plan. The
+   * partitions gained together (a start, a rebalance) share one scan of the stored users.
+   */
+  private catchUpSoon(partition: number): void {
+    this.toCatchUp.add(partition);
+    this.catchingUp ??= (async () => {
+      // The gains of one balancing round land within a moment of each other: let them join the first scan.
+      await new Promise((resolve) => setTimeout(resolve, 100).unref());
+      while (this.toCatchUp.size > 0) {
+        const partitions = new Set(this.toCatchUp);
+        this.toCatchUp.clear();
+        await this.catchUp(partitions).catch((error: unknown) => this.options.report(`cluster: catching partitions ${[...partitions].join(', ')} up failed: ${String(error)}`));
+      }
+    })().finally(() => (this.catchingUp = undefined));
+  }
+
+  private async catchUp(partitions: ReadonlySet<number>): Promise<void> {
     const { store, pipeline } = this.options;
     for (const org of this.options.organizations()) {
       let after: string | null = null;
       for (;;) {
-        if (!this.consumers.has(partition)) return;
         const users = await listUsers(store, org, after, SWEEP_BATCH);
         if (users.length === 0) break;
         after = users[users.length - 1] as string;
-        const mine = users.filter((user) => partitionOf(org, user, pipeline.partitions) === partition);
+        const mine = users.filter((user) => {
+          const partition = partitionOf(org, user, pipeline.partitions);
+          return partitions.has(partition) && this.consumers.has(partition);
+        });
         if (mine.length > 0) await pipeline.catchUp(org, mine);
       }
     }

@@ -9,6 +9,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomBytes as cryptoRandomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../services.js';
+import { uuidFromBytes } from '../domain/identity/uuid.js';
 
 interface Scope {
   /** The command's stream sequence (what a node's store records as applied). */
@@ -54,11 +55,7 @@ function derived(scope: Scope, bytes: number): Buffer {
 export function scopedId(): string {
   const scope = current();
   if (scope === undefined) return randomUUID();
-  const b = derived(scope, 16);
-  b[6] = ((b[6] as number) & 0x0f) | 0x40;
-  b[8] = ((b[8] as number) & 0x3f) | 0x80;
-  const hex = b.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+  return uuidFromBytes(derived(scope, 16), 4);
 }
 
 /** The command's bytes inside a command, random bytes outside. */

@@ -79,10 +79,8 @@ export class ClusterSizes {
     if (gen === undefined) return 0;
     const mine = new Set(this.owned());
     let total = 0;
-    for (const partition of mine) {
-      for (const counter of this.pipeline.sizeCountersOf(partition)) {
-        if (counter.org === org && counter.code === code && counter.gen === gen) total += counter.count;
-      }
+    for (const [partition, counter] of this.pipeline.partitionSizes(org, code)) {
+      if (mine.has(partition) && counter.gen === gen) total += counter.count;
     }
     for (const [partition, counter] of this.mirror.get(`${org}\u0000${code}`) ?? []) {
       if (!mine.has(partition) && counter.gen === gen) total += counter.count;
@@ -95,16 +93,16 @@ export class ClusterSizes {
    * from another node is published again even where its counter equals what this node published long ago).
    */
   async publish(): Promise<void> {
-    for (const partition of this.owned()) {
-      for (const { org, code, gen, count } of this.pipeline.sizeCountersOf(partition)) {
-        const known = this.mirror.get(`${org}\u0000${code}`)?.get(partition);
-        if (known !== undefined && known.gen === gen && known.count === count) continue;
-        try {
-          await this.kv.put(counterKey(org, code, partition), JSON.stringify([gen, count]));
-        } catch (error) {
-          this.report(`cluster: publishing a size failed (retried): ${String(error)}`);
-          return;
-        }
+    const mine = new Set(this.owned());
+    for (const { org, code, partition, gen, count } of this.pipeline.sizeCounters()) {
+      if (!mine.has(partition)) continue;
+      const known = this.mirror.get(`${org}\u0000${code}`)?.get(partition);
+      if (known !== undefined && known.gen === gen && known.count === count) continue;
+      try {
+        await this.kv.put(counterKey(org, code, partition), JSON.stringify([gen, count]));
+      } catch (error) {
+        this.report(`cluster: publishing a size failed (retried): ${String(error)}`);
+        return;
       }
     }
   }

@@ -18,7 +18,7 @@ import { userSnapshotOps } from './state/load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { ResidentAsks } from './state/residents.js';
 import { RecentIds, type RecentIdsHold } from './tick/recent-ids.js';
-import { AudienceSizes } from './tick/sizes.js';
+import { AudienceSizes, type SizeCounter } from './tick/sizes.js';
 import { StateCache, userKey, type CachedUser } from './state/cache.js';
 import { GroupScheduler } from './lanes/groups.js';
 import type { TickEnv } from './tick/tick.js';
@@ -248,8 +248,12 @@ export class Pipeline implements IngestPipeline {
     this.deadlines?.rescan();
   }
 
-  sizeCountersOf(partition: number): Iterable<{ readonly org: string; readonly code: number; readonly gen: number; readonly count: number }> {
-    return this.sizes.countersOf(partition);
+  sizeCounters(): Iterable<SizeCounter> {
+    return this.sizes.all();
+  }
+
+  partitionSizes(org: string, code: number): ReadonlyMap<number, { readonly gen: number; readonly count: number }> {
+    return this.sizes.countsOf(org, code);
   }
 
   catchUp(org: string, users: readonly string[]): Promise<void> {

@@ -9,6 +9,7 @@ import type { PlanInfo } from './plan-info.js';
 import type { RecentIdsHold } from './tick/recent-ids.js';
 import type { Committed } from './tick/commit-log.js';
 import type { DeadlineStats } from './deadlines/scheduler.js';
+import type { SizeCounter } from './tick/sizes.js';
 
 /** An event ready to append (the server's one event model: server/domain/events/record.ts). */
 export type { NewEvent } from '../domain/events/index.js';
@@ -96,8 +97,10 @@ export interface IngestPipeline {
   audienceSize(org: string, code: number): number;
   /** A cluster node gained partitions (issue 15): their overdue deadlines are looked for now. */
   ownershipChanged(): void;
-  /** The live size counters of one partition (a cluster node publishes those of the partitions it owns). */
-  sizeCountersOf(partition: number): Iterable<{ readonly org: string; readonly code: number; readonly gen: number; readonly count: number }>;
+  /** Every live size counter (a cluster node publishes those of the partitions it owns). */
+  sizeCounters(): Iterable<SizeCounter>;
+  /** The cohort's live counter in each partition, generation included (a cluster node sums its own partitions'). */
+  partitionSizes(org: string, code: number): ReadonlyMap<number, { readonly gen: number; readonly count: number }>;
   /** An organization's plan changed (cohort created, changed, enabled, disabled, deleted). */
   planChanged(org: string): void;
   /** The organization's plan as the pipeline runs it now: version, cohorts and their generations. */

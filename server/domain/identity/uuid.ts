@@ -14,8 +14,13 @@ export function isUuid(value: unknown): value is string {
 export function uuidV5(name: string, namespace: string): string {
   if (!isUuid(namespace)) throw new TypeError(`namespace is not a UUID: ${namespace}`);
   const hash = createHash('sha1').update(Buffer.from(namespace.replace(/-/g, ''), 'hex')).update(name, 'utf8').digest();
-  const bytes = hash.subarray(0, 16);
-  bytes[6] = ((bytes[6] as number) & 0x0f) | 0x50;
+  return uuidFromBytes(hash, 5);
+}
+
+/** The canonical form of the first 16 bytes as an RFC 4122 UUID of `version` (version and variant bits set). */
+export function uuidFromBytes(source: Uint8Array, version: number): string {
+  const bytes = Buffer.from(source.subarray(0, 16));
+  bytes[6] = ((bytes[6] as number) & 0x0f) | (version << 4);
   bytes[8] = ((bytes[8] as number) & 0x3f) | 0x80;
   const hex = bytes.toString('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;

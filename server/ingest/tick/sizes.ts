@@ -16,6 +16,17 @@ interface PartitionCount {
 /** The stored form `[gen, count]`; a bare number is a counter written before generations (generation 0). */
 type StoredCount = number | readonly [number, number];
 
+/** One partition's live counter of one cohort. */
+export interface SizeCounter {
+  readonly org: string;
+  readonly code: number;
+  readonly partition: number;
+  readonly gen: number;
+  readonly count: number;
+}
+
+const NO_COUNTS: ReadonlyMap<number, PartitionCount> = new Map();
+
 /** A change of membership counts for one partition's tick: (org, code, generation) -> delta. */
 export class SizeDeltas {
   readonly deltas = new Map<string, { org: string; code: number; gen: number; delta: number }>();
@@ -77,14 +88,19 @@ export class AudienceSizes {
     return total;
   }
 
-  /** Every counter of `partition`: what a cluster node publishes for the partitions it owns (issue 15). */
-  *countersOf(partition: number): Iterable<{ readonly org: string; readonly code: number; readonly gen: number; readonly count: number }> {
+  /** Every counter: what a cluster node publishes for the partitions it owns (issue 15). */
+  *all(): Iterable<SizeCounter> {
     for (const [id, partitions] of this.counters) {
-      const count = partitions.get(partition);
-      if (count === undefined) continue;
       const at = id.indexOf('\u0000');
-      yield { org: id.slice(0, at), code: Number(id.slice(at + 1)), gen: count.gen, count: count.count };
+      const org = id.slice(0, at);
+      const code = Number(id.slice(at + 1));
+      for (const [partition, { gen, count }] of partitions) yield { org, code, partition, gen, count };
     }
+  }
+
+  /** The cohort's counter in each partition (a cluster node sums those of its own partitions, issue 15). */
+  countsOf(org: string, code: number): ReadonlyMap<number, { readonly gen: number; readonly count: number }> {
+    return this.counters.get(counterId(org, code)) ?? NO_COUNTS;
   }
 
   /** The writes that store the partition's counters after `deltas` (nothing changes in memory yet). */
