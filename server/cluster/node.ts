@@ -167,7 +167,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
           organizations: () => services.tenancy.organizationIds(),
           report,
         });
-        const rpc = new OwnerRpc(connection, routing.handlers, owners, local);
+        const rpc = new OwnerRpc(connection, routing.handlers, owners, local, () => control.sync());
         const sizes = new ClusterSizes(sizesKv, local, () => owners.owned(), report);
         Object.assign(parts, { owners, rpc, sizes });
         return clusterPipeline({

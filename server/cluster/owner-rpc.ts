@@ -1,6 +1,6 @@
 // Asking the owner of a partition (issue 15): while a node owns a partition it answers requests on the core NATS
 // subject `audience.partition.<p>`, after applying every event of the partition published before the request (a
-// read sees every acknowledged event). A request finding no owner (a failover in progress: no responders, or a node
+// read sees every acknowledged event) and every control-plane command (a cohort made elsewhere is known). A request finding no owner (a failover in progress: no responders, or a node
 // that just lost it) is asked again until ASK_MS has passed; then it is 503, to be retried by the client.
 
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -32,6 +32,8 @@ export class OwnerRpc {
     private readonly handlers: ReadonlyMap<string, Handler>,
     private readonly owners: PartitionOwners,
     private readonly local: IngestPipeline,
+    /** Brings this node's control plane to where the asking node's stood (a cohort or user made elsewhere just now). */
+    private readonly syncControl: () => Promise<void>,
   ) {}
 
   /** Starts answering for `partition` (call once this node owns it). */
@@ -60,7 +62,12 @@ export class OwnerRpc {
   private async answer(partition: number, request: OwnerRequest): Promise<OwnerAnswer> {
     if (!(await this.owners.caughtUp(partition).catch(() => false))) return { notOwner: true };
     if (request.kind === 'memberships') return { memberships: await this.local.membershipsOf(request.org, request.user) };
-    return { answer: await answerOf(() => runSent(this.handlers, request.sent)) };
+    return {
+      answer: await answerOf(async () => {
+        await this.syncControl();
+        return runSent(this.handlers, request.sent);
+      }),
+    };
   }
 
   /** Asks the owner of `partition`, waiting out a failover (up to ASK_MS). */
