@@ -229,6 +229,8 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
     const leases = new PartitionLeases({
       leases: leasesKv,
       nodes: nodesKv,
+      nodesBucket: NODES_BUCKET,
+      jsm: await waitForJetStream(connection),
       node: nodeId,
       partitions: eventLog.partitions,
       ttlMs,

@@ -3,6 +3,7 @@
 // the other once its leases expire; a lease taken from under a node is fenced at its next refresh.
 
 import { Kvm, type KV } from '@nats-io/kv';
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { describe, expect, it } from 'vitest';
 import { PartitionLeases, assignment } from '../../server/cluster/leases.js';
 import { useNatsServer } from '../support/nats.js';
@@ -14,19 +15,28 @@ const TTL = 2_000;
 const nats = useNatsServer();
 let buckets = 0;
 
-async function freshBuckets(): Promise<{ leases: KV; nodes: KV }> {
+interface Buckets {
+  leases: KV;
+  nodes: KV;
+  nodesBucket: string;
+  jsm: JetStreamManager;
+}
+
+async function freshBuckets(): Promise<Buckets> {
   const kvm = new Kvm(nats.connection());
   buckets++;
   return {
     leases: await kvm.create(`leases${buckets}`, { history: 1, ttl: TTL }),
     nodes: await kvm.create(`nodes${buckets}`, { history: 1, ttl: TTL }),
+    nodesBucket: `nodes${buckets}`,
+    jsm: await jetstreamManager(nats.connection()),
   };
 }
 
 /** Every gain and loss in order, to check that no partition ever has two owners. */
 type Step = { node: string; kind: 'gain' | 'loss'; partition: number };
 
-function node(name: string, buckets: { leases: KV; nodes: KV }, timeline: Step[]): PartitionLeases {
+function node(name: string, buckets: Buckets, timeline: Step[]): PartitionLeases {
   return new PartitionLeases({
     ...buckets,
     node: name,
