@@ -13,7 +13,7 @@ import { openIngestPipeline, type IngestOptions } from './ingest/index.js';
 import { Backfill } from './backfill/index.js';
 import { ReactionRegistry } from './domain/reactions/registry.js';
 import { DeliveryLoop, type DeliveryLoopOptions } from './reactions/delivery/loop.js';
-import { StreamHub, type StreamHubOptions } from './reactions/stream/hub.js';
+import { StreamHub, type StreamHubOptions, type TransitionSource } from './reactions/stream/hub.js';
 import { CohortSeries } from './domain/cohorts/series.js';
 import { readTransitionLog } from './domain/reactions/log.js';
 
@@ -86,6 +86,11 @@ export interface ServicesOptions {
    * publishes appends to the event log and catches up only its own users: server/cluster/facades.ts).
    */
   readonly wrapPipeline?: (pipeline: IngestPipeline) => IngestPipeline;
+  /**
+   * Where the live stream and the charts read transitions (a cluster node: the cluster's stream, which the node feeds
+   * to `stream.publish` and `series.add` itself); default this store's log, fed on each commit.
+   */
+  readonly transitions?: TransitionSource;
   readonly log?: (line: string) => void;
   /** Minutes between scheduled computations of offline cohorts (D20); 0 or absent: never. */
   readonly offlineEveryMinutes?: number;
@@ -166,16 +171,19 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     log: options.log,
     ...options.delivery,
   });
-  const stream = await StreamHub.open({ store, now: () => clock.now().getTime(), log: options.log, ...options.stream });
+  const source = options.transitions;
+  const stream = await StreamHub.open({ store, now: () => clock.now().getTime(), log: options.log, ...options.stream, ...(source === undefined ? {} : { source }) });
   const series = new CohortSeries();
   const loadedThrough = stream.lastCursor();
   pipeline.onCommitted((outcome) => {
-    for (const { entry } of outcome.log) series.add(entry);
-    stream.publish(outcome.log);
+    if (source === undefined) {
+      for (const { entry } of outcome.log) series.add(entry);
+      stream.publish(outcome.log);
+    }
     deliveries.notify(outcome.reactions);
   });
   reactions.onChange((reaction) => deliveries.notify([reaction.id]));
   deliveries.start();
-  await loadSeries(store, series, loadedThrough, clock.now().getTime() - DAY);
+  if (source === undefined) await loadSeries(store, series, loadedThrough, clock.now().getTime() - DAY);
   return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, reactions, deliveries, stream, series, clock, newId };
 }

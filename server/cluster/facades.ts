@@ -103,7 +103,7 @@ export function clusterPipeline({ local, log, owners, sizes, askOwner }: Cluster
     },
     membershipsOf,
     audienceSize: (org: string, code: number) => sizes.total(org, code),
-    catchUp: (org: string, users: readonly string[]) => local.catchUp(org, owned(org, users)),
+    catchUp: (org: string, users: readonly string[], options?: { readonly quiet?: boolean }) => local.catchUp(org, owned(org, users), options),
     reevaluate: (org: string, users: readonly string[]) => local.reevaluate(org, owned(org, users)),
   });
 }

@@ -6,6 +6,7 @@
 //   owners.ts        the owned partitions read from the event log into this node's pipeline
 //   owner-rpc.ts     reads of a user's data answered by the owner of the user's partition
 //   sizes.ts         audience sizes summed over the owners' published counters
+//   transitions.ts   the owners' transitions copied to one stream that every node's live stream and charts follow
 //   facades.ts       identity, schemas and pipeline as the data routes see them
 //   routing.ts       where each route is answered
 
@@ -29,6 +30,7 @@ import { PartitionLeases } from './leases.js';
 import { PartitionOwners, REACTED_BUCKET } from './owners.js';
 import { OwnerRpc } from './owner-rpc.js';
 import { ClusterSizes, SIZES_BUCKET } from './sizes.js';
+import { ClusterTransitions, TransitionPublisher } from './transitions.js';
 import { clusterIdentity, clusterPipeline, clusterSchemas } from './facades.js';
 import { ClusterRouting } from './routing.js';
 import { runSent, type SentRequest } from './requests.js';
@@ -59,6 +61,18 @@ export interface ClusterNode extends RunningService {
 const NODE_ID_KEY = key('m', 'node-id');
 const LEASES_BUCKET = 'audience_leases';
 const NODES_BUCKET = 'audience_nodes';
+const DAY = 24 * 3_600_000;
+/** How long a partition's reacted point waits for its transitions to be published before it is left for later. */
+const PUBLISHED_WAIT_MS = 5000;
+
+function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms);
+    timer.unref();
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
 
 async function storedNodeId(store: Store): Promise<string> {
   const known = await store.get<string>(NODE_ID_KEY);
@@ -122,6 +136,10 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
     const joined = nc;
     const eventLog = await retrying('opening the event log', () => EventLog.open(joined, { partitions: cluster.partitions ?? 16, replicas }));
     const control = await retrying('opening the control log', () => ControlLog.open(joined, { replicas }));
+    const transitions = await retrying('opening the transitions stream', () =>
+      ClusterTransitions.open(joined, { replicas, retentionMs: options.stream?.retentionMs ?? 2 * DAY }),
+    );
+    const publisher = new TransitionPublisher(transitions.js, store, report);
     const kvm = new Kvm(nc);
     const bucket = (name: string, ttl?: number) => retrying(`opening the bucket ${name}`, () => kvm.create(name, { history: 1, replicas, ...(ttl === undefined ? {} : { ttl }) }));
     const leasesKv = await bucket(LEASES_BUCKET, ttlMs);
@@ -158,12 +176,14 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       stream: options.stream,
       owns: (partition) => parts.owners?.owns(partition) ?? false,
       tuning: { partitions: eventLog.partitions },
+      transitions,
       wrapPipeline: (local: IngestPipeline) => {
         const owners = new PartitionOwners({
           log: eventLog,
           pipeline: local,
           store,
           reacted: reactedKv,
+          published: () => within(publisher.flushed(), PUBLISHED_WAIT_MS, 'publishing the transitions'),
           organizations: () => services.tenancy.organizationIds(),
           report,
         });
@@ -221,6 +241,13 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       }
     };
     await control.start(commandStore, apply, report);
+    services.pipeline.onCommitted((outcome) => publisher.notify(outcome.log));
+    await publisher.start();
+    const clock = options.clock ?? scopedClock;
+    await transitions.follow(({ cursor, entry }) => {
+      if (entry.at >= clock.now().getTime() - DAY) services.series.add(entry);
+      services.stream.publish([{ cursor, entry }]);
+    }, report);
     const initialised = services.tenancy.isInitialised()
       ? undefined
       : ((await control.submit('bootstrap', { name: 'Default organization' })) as InitializedOrganization | undefined);
@@ -258,6 +285,8 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       await segmentation.published();
       services.backfill.stop();
       await owners.stopAll();
+      await publisher.stop();
+      await transitions.stop();
       await control.stop();
       await services.pipeline.close();
       await services.backfill.closed();

@@ -14,6 +14,8 @@
 //   with its watermark; a node taking the partition over appends the events up to there `quiet` (their transitions
 //   are logged as a replay and fire no webhook), so only the events after the last published point can fire twice
 //   (at least once; a webhook receiver dedupes on reaction, event id, cohort and trigger, which a replay keeps).
+//   The point is published only once the transitions committed before it are on the cluster's transitions stream
+//   (transitions.ts), whose copies the quiet appends then leave alone.
 // - Gaining a partition also catches its users up with the current plans (cohorts created while another node owned
 //   it), so its size counters are exact once the catch-ups end.
 
@@ -46,6 +48,8 @@ interface ConsumerDeps {
   readonly pipeline: IngestPipeline;
   readonly store: Store;
   readonly reacted: KV;
+  /** Resolves once the transitions committed so far are on the cluster's stream (transitions.ts). */
+  readonly published: () => Promise<void>;
   readonly report: (line: string) => void;
 }
 
@@ -190,6 +194,8 @@ class PartitionConsumer {
     if (through <= this.persisted) return;
     try {
       await this.deps.store.batch([{ type: 'put', key: watermarkKey(this.partition), value: through }]);
+      // The events through `through` are committed: once their transitions are published, a later owner may skip them.
+      await this.deps.published();
       await this.deps.reacted.put(reactedKey(this.partition), String(through));
       this.persisted = Math.max(this.persisted, through);
     } catch {
@@ -218,6 +224,7 @@ export interface OwnersOptions {
   readonly store: Store;
   /** The `audience_reacted` bucket. */
   readonly reacted: KV;
+  readonly published: () => Promise<void>;
   /** The organizations to catch up when a partition is gained. */
   readonly organizations: () => readonly string[];
   readonly report: (line: string) => void;
@@ -250,6 +257,7 @@ export class PartitionOwners {
         pipeline: this.options.pipeline,
         store: this.options.store,
         reacted: this.options.reacted,
+        published: this.options.published,
         report: this.options.report,
       });
       this.consumers.set(partition, consumer);
@@ -311,7 +319,7 @@ export class PartitionOwners {
           const partition = partitionOf(org, user, pipeline.partitions);
           return partitions.has(partition) && this.consumers.has(partition);
         });
-        if (mine.length > 0) await pipeline.catchUp(org, mine);
+        if (mine.length > 0) await pipeline.catchUp(org, mine, { quiet: true });
       }
     }
   }

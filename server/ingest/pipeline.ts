@@ -256,7 +256,7 @@ export class Pipeline implements IngestPipeline {
     return this.sizes.countsOf(org, code);
   }
 
-  catchUp(org: string, users: readonly string[]): Promise<void> {
+  catchUp(org: string, users: readonly string[], options: { readonly quiet?: boolean } = {}): Promise<void> {
     if (this.closing !== undefined) return Promise.reject(closedError());
     const byLane = new Set<Lane>();
     const done = [...new Set(users)].map(
@@ -264,7 +264,7 @@ export class Pipeline implements IngestPipeline {
         new Promise<void>((resolve, reject) => {
           const lane = this.laneOf(org, user);
           const parked = lane.parked.get(userKey(org, user));
-          const item = { kind: 'catchup' as const, org, user, resolve, reject };
+          const item = { kind: 'catchup' as const, org, user, ...(options.quiet === true ? { quiet: true } : {}), resolve, reject };
           if (parked !== undefined) {
             parked.items.push(item);
             parked.weight += 1;

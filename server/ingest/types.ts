@@ -109,7 +109,8 @@ export interface IngestPipeline {
    * server/backfill/README.md: brings the users up to date with the plan (a catch-up over their history when behind), as
    * background work of their lanes; resolves once each one's result is durable. Rejects when closing.
    */
-  catchUp(org: string, users: readonly string[]): Promise<void>;
+  /** `quiet`: the catch-up repeats what an earlier owner already logged (a cluster node gaining a partition, issue 15). */
+  catchUp(org: string, users: readonly string[], options?: { readonly quiet?: boolean }): Promise<void>;
   /** Resolves once every tick running at the call has finished (ticks started later see the latest plans). */
   settled(): Promise<void>;
   /** Replays the users' stored histories through `plan` off the lanes (offline cohorts, D20). */

@@ -4,12 +4,15 @@
 // on both; a stateless state sealed on one opens on the other; a node leaving hands its partitions over.
 
 import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startClusterNode, type ClusterNode } from '../../server/cluster/node.js';
 import type { InitializedOrganization } from '../../server/domain/tenancy/index.js';
 import { tempDir } from '../support/processes.js';
 import { useNatsServer } from '../support/nats.js';
 import { waitUntil } from '../support/wait.js';
+import type { StreamMessage } from '../../server/reactions/stream/hub.js';
+import { partitionOf } from '../../server/domain/events/index.js';
 
 const nats = useNatsServer();
 
@@ -30,6 +33,19 @@ async function call(node: ClusterNode, key: string, method: string, path: string
 
 describe('a cluster of two nodes', () => {
   const cleanups: Array<() => Promise<unknown>> = [];
+  const sockets: WebSocket[] = [];
+
+  /** A live stream client of `node` (D38). */
+  const listen = (node: ClusterNode, query: string): Promise<StreamMessage[]> => {
+    const socket = new WebSocket(`${node.url.replace('http', 'ws')}/reactions-api/v1/stream${query}`, { headers: { 'X-API-Key': keys.private_key } });
+    sockets.push(socket);
+    const messages: StreamMessage[] = [];
+    socket.on('message', (data) => messages.push(JSON.parse(String(data)) as StreamMessage));
+    return new Promise((resolve, reject) => {
+      socket.once('open', () => resolve(messages));
+      socket.once('error', reject);
+    });
+  };
   let a: ClusterNode;
   let b: ClusterNode;
   let keys: InitializedOrganization;
@@ -55,6 +71,7 @@ describe('a cluster of two nodes', () => {
   }, 60_000);
 
   afterAll(async () => {
+    for (const socket of sockets) socket.terminate();
     await b?.close();
     await a?.close();
     for (const cleanup of cleanups.reverse()) await cleanup();
@@ -134,5 +151,49 @@ describe('a cluster of two nodes', () => {
     expect(retry.body).toEqual(first.body);
     const read = await call(b, keys.private_key, 'GET', `/v2.0/events?user_id=${user}`);
     expect(read.body).toHaveLength(1);
+  });
+
+  it('streams the transitions of users owned by either node on both, resumes a cursor of one on the other, and charts them on both', async () => {
+    const created = await call(a, keys.private_key, 'POST', '/cohorts-api/v2/cohorts', { name: 'Signed up', query: { event: 'Signup' } });
+    expect(created.status).toBe(201);
+    const only = `?cohorts=${created.body.code}`;
+    const onA = await listen(a, only);
+    const onB = await listen(b, only);
+    // Five users whose partition A owns and five whose partition B owns.
+    const users: string[] = [];
+    for (const node of [a, b]) {
+      const owned = new Set(node.owned());
+      let found = 0;
+      for (let tries = 0; found < 5 && tries < 10_000; tries++) {
+        const user = randomUUID();
+        if (!owned.has(partitionOf(keys.organization_id, user, 8))) continue;
+        users.push(user);
+        found++;
+      }
+    }
+    expect(users).toHaveLength(10);
+    const events = new Map<string, string>();
+    for (const [index, user] of users.entries()) {
+      const answer = await call(index % 2 === 0 ? a : b, keys.public_key, 'POST', '/v2.0/events', { user_id: user, name: 'Signup', properties: {} });
+      expect(answer.status).toBe(200);
+      events.set(user, answer.body.id);
+    }
+    for (const [name, messages] of [['a', onA] as const, ['b', onB] as const]) {
+      await waitUntil(() => messages.length >= users.length, `ten entries on node ${name}'s stream`, 20_000);
+      expect(messages.map((m) => [m.user_id, m.kind, m.cohort.id, m.event_id]).sort()).toEqual(users.map((user) => [user, 'entered', created.body.id, events.get(user)]).sort());
+    }
+    // The same cursors on both nodes: a client resumes on B after A's fourth message and gets the rest, in order.
+    expect(onB.map((m) => m.cursor)).toEqual(onA.map((m) => m.cursor));
+    const resumed = await listen(b, `${only}&after=${onA[3]?.cursor}`);
+    await waitUntil(() => resumed.length >= users.length - 4, 'the resumed stream on node b', 20_000);
+    expect(resumed.map((m) => m.cursor)).toEqual(onA.slice(4).map((m) => m.cursor));
+    // The charts of either node count every entry, whichever node owns the user.
+    for (const node of [a, b]) {
+      await waitUntil(async () => {
+        const series = await call(node, keys.private_key, 'GET', `/cohorts-api/v2/cohorts/${created.body.id}/series`);
+        const minutes = series.body.minutes as Array<{ entered: number; size: number }>;
+        return minutes.reduce((sum, minute) => sum + minute.entered, 0) === users.length && minutes[minutes.length - 1]?.size === users.length;
+      }, `the series on ${node.nodeId}`);
+    }
   });
 });

@@ -98,6 +98,11 @@ export interface TransitionLogEntry {
   readonly transitions: readonly { readonly cohort: number; readonly kind: 'entered' | 'exited'; readonly time: number }[];
   /** A catch-up's (replayed history, D19): not live, never streamed nor delivered. */
   readonly replay?: true;
+  /**
+   * Repeats what an earlier owner of the user's partition already logged (a cluster node replaying or catching up a
+   * partition it took over, issue 15): kept locally, never published to the cluster's transitions stream.
+   */
+  readonly quiet?: true;
   /** Epoch ms of the commit (the 24-hour retention of D38 is measured on it). */
   readonly at: number;
 }

@@ -37,6 +37,8 @@ export interface CatchUpItem {
   readonly kind: 'catchup';
   readonly org: string;
   readonly user: string;
+  /** Repeats what an earlier owner of the partition already logged (issue 15): its transitions are logged quiet. */
+  readonly quiet?: boolean;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }

@@ -63,7 +63,7 @@ export class CommitLog {
    * One user's transitions of one step: an event's (`eventId`), or a deadline's / re-evaluation's (null). Live ones
    * fire the cohorts' on_entry / on_exit reactions; a catch-up's (`replay`, replayed history) fire nothing (D37).
    */
-  transitions(org: string, user: string, eventId: string | null, transitions: readonly LoggedTransition[], replay = false): void {
+  transitions(org: string, user: string, eventId: string | null, transitions: readonly LoggedTransition[], replay = false, quiet = false): void {
     if (transitions.length === 0) return;
     const cursor = ++this.cursors.log;
     const entry: TransitionLogEntry = {
@@ -72,6 +72,7 @@ export class CommitLog {
       event_id: eventId,
       transitions: transitions.map((t) => ({ cohort: t.cohort, kind: t.kind, time: t.time })),
       ...(replay ? { replay: true as const } : {}),
+      ...(quiet ? { quiet: true as const } : {}),
       at: this.at,
     };
     this.ops.push({ type: 'put', key: reactionsKeys.logEntry(cursor), value: entry });

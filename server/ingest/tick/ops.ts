@@ -30,6 +30,11 @@ export function buildOps(
   const seqOf = new Map<UserWork, number>();
   const freshCount = new Map<UserWork, number>();
   const logged = new Set<UserWork>();
+  // Users with a quiet item (issue 15): everything logged for them this tick repeats an earlier owner's log.
+  const quietWork = new Set<UserWork>();
+  for (const item of items) {
+    if ((item.kind === 'append' && item.request.quiet === true) || (item.kind === 'catchup' && item.quiet === true)) quietWork.add((stepOf.get(item) as { work: UserWork }).work);
+  }
   for (const item of items) {
     const { work, index } = stepOf.get(item) as { work: UserWork; index: number };
     const step = work.steps[index] as Step;
@@ -38,7 +43,7 @@ export function buildOps(
     const caughtUp = work.result?.caughtUp;
     if (caughtUp !== undefined && caughtUp.length > 0 && !logged.has(work)) {
       logged.add(work);
-      log.transitions(work.org, work.user, null, caughtUp, true);
+      log.transitions(work.org, work.user, null, caughtUp, true, quietWork.has(work));
     }
     if (item.kind === 'append') {
       for (const transition of result?.transitions ?? []) {
@@ -54,7 +59,7 @@ export function buildOps(
         const stored = fresh.toStored();
         ops.push(...eventOps({ org: work.org, event: stored }));
         if (member !== undefined) log.pageview(work.org, work.user, stored.name, stored.id, stored.timeMs, member);
-        log.transitions(work.org, work.user, stored.id, fresh.transitions, quiet);
+        log.transitions(work.org, work.user, stored.id, fresh.transitions, quiet, quiet);
         if (member === undefined) continue;
         for (const t of fresh.transitions) {
           if (t.kind === 'entered') member.add(t.cohort);

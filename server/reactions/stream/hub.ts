@@ -4,11 +4,12 @@
 // published so far, so nothing is lost or repeated at the switch (publishing happens only after a commit, and the
 // switch is synchronous with the last read). A subscriber whose socket holds more than `maxBufferedBytes` unsent is
 // closed with 4429: memory per client stays bounded. Entries older than the retention are pruned; a cursor older
-// than what is kept closes with 4410.
+// than what is kept closes with 4410. A cluster node (issue 15) gives the hub another `source`: the cluster's
+// transitions stream, whose sequences are the cursors, fed to `publish` by the node as it reads the stream.
 
 import type { Store } from '../../store/contract.js';
 import { reactionsKeys, type TransitionLogEntry } from '../../domain/reactions/contract.js';
-import { readTransitionLog } from '../../domain/reactions/log.js';
+import { readTransitionLog, type LoggedEntry } from '../../domain/reactions/log.js';
 import { prefixEnd } from '../../store/contract.js';
 import { fromSeqPart } from '../../store/layout.js';
 
@@ -71,8 +72,20 @@ interface Subscriber {
   resume?: () => void;
 }
 
+/** Where subscribers resuming from a cursor read (default: this node's `t!` log). */
+export interface TransitionSource {
+  /** The cursor of the last entry (the position of a subscriber without `after`). */
+  lastCursor(): Promise<number>;
+  /** Entries after `afterCursor` in order, at most `limit`. */
+  read(afterCursor: number, limit: number): AsyncIterable<LoggedEntry>;
+  /** Cursors at or below this are no longer kept (4410). */
+  prunedThrough(): Promise<number>;
+}
+
 export interface StreamHubOptions {
   readonly store: Store;
+  /** Default: the store's `t!` log. The store's log is pruned in either case. */
+  readonly source?: TransitionSource;
   readonly now: () => number;
   /** Transitions are kept at least this long (default 48 h; D38 asks for at least 24). */
   readonly retentionMs?: number;
@@ -101,7 +114,7 @@ export class StreamHub {
   }
 
   static async open(options: StreamHubOptions): Promise<StreamHub> {
-    const last = await options.store.get<number>(reactionsKeys.logCursor());
+    const last = options.source === undefined ? await options.store.get<number>(reactionsKeys.logCursor()) : await options.source.lastCursor();
     return new StreamHub(options, typeof last === 'number' ? last : 0);
   }
 
@@ -127,7 +140,7 @@ export class StreamHub {
     const s: Subscriber = { socket, sub, position: sub.after ?? { cursor: this.last, index: Number.MAX_SAFE_INTEGER }, live: sub.after === undefined, closed: false };
     this.subscribers.add(s);
     if (sub.after !== undefined) {
-      const pruned = (await this.options.store.get<number>(PRUNED_KEY)) ?? 0;
+      const pruned = this.options.source === undefined ? ((await this.options.store.get<number>(PRUNED_KEY)) ?? 0) : await this.options.source.prunedThrough();
       if (sub.after.cursor < pruned) {
         this.drop(s, 4410, 'cursor older than the kept transitions');
         return undefined;
@@ -200,7 +213,9 @@ export class StreamHub {
   private async catchUp(s: Subscriber): Promise<void> {
     for (;;) {
       let read = 0;
-      for await (const { cursor, entry } of readTransitionLog(this.options.store, Math.max(0, s.position.cursor - 1), PAGE)) {
+      const after = Math.max(0, s.position.cursor - 1);
+      const page = this.options.source === undefined ? readTransitionLog(this.options.store, after, PAGE) : this.options.source.read(after, PAGE);
+      for await (const { cursor, entry } of page) {
         read++;
         this.deliver(s, cursor, entry);
         if (s.closed) return;
