@@ -172,7 +172,7 @@ export class PartitionLeases {
    * it waiting for an idle heartbeat, about 30 s: rounds stalled and leases expired (seen in the chaos runs and once
    * in CI).
    */
-  private async liveNodes(): Promise<string[]> {
+  async liveNodes(): Promise<string[]> {
     const bucket = this.options.nodesBucket;
     const prefix = `$KV.${bucket}.`;
     const info = await this.options.jsm.streams.info(`KV_${bucket}`, { subjects_filter: `${prefix}>` });

@@ -5,6 +5,7 @@
 //   leases.ts        which node owns which partition (KV leases, rendezvous hashing, fencing)
 //   owners.ts        the owned partitions read from the event log into this node's pipeline
 //   owner-rpc.ts     reads of a user's data answered by the owner of the user's partition
+//   node-tags.ts     delivery ids that name the node whose outbox holds them; node-rpc.ts asks that node
 //   sizes.ts         audience sizes summed over the owners' published counters
 //   transitions.ts   the owners' transitions copied to one stream that every node's live stream and charts follow
 //   facades.ts       identity, schemas and pipeline as the data routes see them
@@ -29,6 +30,8 @@ import { EventLog } from './event-log.js';
 import { PartitionLeases } from './leases.js';
 import { PartitionOwners, REACTED_BUCKET } from './owners.js';
 import { OwnerRpc } from './owner-rpc.js';
+import { NodeRpc } from './node-rpc.js';
+import { claimNodeTag, nodeOfTag, startOutboxAtTag, TAGS_BUCKET } from './node-tags.js';
 import { ClusterSizes, SIZES_BUCKET } from './sizes.js';
 import { ClusterTransitions, TransitionPublisher } from './transitions.js';
 import { clusterIdentity, clusterPipeline, clusterSchemas } from './facades.js';
@@ -118,6 +121,7 @@ interface Parts {
   owners: PartitionOwners | undefined;
   rpc: OwnerRpc | undefined;
   sizes: ClusterSizes | undefined;
+  leases: PartitionLeases | undefined;
 }
 
 export async function startClusterNode(options: ServiceOptions & { readonly cluster: ClusterOptions }): Promise<ClusterNode> {
@@ -146,9 +150,12 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
     const nodesKv = await bucket(NODES_BUCKET, ttlMs);
     const sizesKv = await bucket(SIZES_BUCKET);
     const reactedKv = await bucket(REACTED_BUCKET);
+    const tagsKv = await bucket(TAGS_BUCKET);
+    const tag = await retrying('claiming a node tag', () => claimNodeTag(store, tagsKv, nodeId));
+    await startOutboxAtTag(store, tag);
     const commandStore = new CommandStore(store);
-    const parts: Parts = { nc, eventLog, control, owners: undefined, rpc: undefined, sizes: undefined };
-    const routing = new ClusterRouting({
+    const parts: Parts = { nc, eventLog, control, owners: undefined, rpc: undefined, sizes: undefined, leases: undefined };
+    const routing: ClusterRouting = new ClusterRouting({
       control,
       get tenancy() {
         return services.tenancy;
@@ -160,8 +167,16 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
         return parts.rpc as OwnerRpc;
       },
       partitions: eventLog.partitions,
+      get nodes(): NodeRpc {
+        return nodeRpc;
+      },
+      self: nodeId,
+      selfTag: tag,
+      liveNodes: async () => (parts.leases === undefined ? [nodeId] : parts.leases.liveNodes()),
+      nodeOfTag: (other) => nodeOfTag(tagsKv, other),
     });
     const connection = nc;
+    const nodeRpc: NodeRpc = new NodeRpc(nc, routing.handlers, () => control.sync());
     const services: Services = await openServices(store, {
       controlStore: commandStore,
       threads: options.threads,
@@ -252,6 +267,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       ? undefined
       : ((await control.submit('bootstrap', { name: 'Default organization' })) as InitializedOrganization | undefined);
 
+    nodeRpc.serve(nodeId);
     const ownership = new OwnershipLog(nodeId, () => owners.owned(), (line) => options.log?.(line));
     const leases = new PartitionLeases({
       leases: leasesKv,
@@ -273,6 +289,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
         await owners.lose(partition);
       },
     });
+    parts.leases = leases;
     await retrying('watching the sizes', () => sizes.start());
     await retrying('claiming partitions', () => leases.start());
 
@@ -281,6 +298,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
     const stop = async () => {
       await leases.stop(true);
       rpc.stop();
+      nodeRpc.stop();
       await sizes.stop();
       await segmentation.published();
       services.backfill.stop();

@@ -8,7 +8,9 @@
 //   (owner-rpc.ts), which first applies every event of it published before the request;
 // - the data routes (track, stateful and stateless segmentation): run here, their writes sent through the facades
 //   (facades.ts: events to the event log, identity and schema growth to the control plane);
-// - node-local (a delivery retry, of the deliveries this node's outbox holds).
+// - a reaction's deliveries (each in the outbox of the node that logged it, node-tags.ts): the list merges every live
+//   node's, newest first; a retry is run by the node whose tag the delivery id carries (node-rpc.ts);
+// - node-local (a backup, of this node's store).
 // A request whose key this node does not know yet is tried again once this node caught up with the control plane.
 
 import type { Handler, HttpServer, Reply, RequestContext } from '../http/index.js';
@@ -19,6 +21,8 @@ import { partitionOf } from '../domain/events/index.js';
 import type { ControlLog } from './control-log.js';
 import type { OwnerRpc } from './owner-rpc.js';
 import type { PartitionOwners } from './owners.js';
+import type { NodeRpc } from './node-rpc.js';
+import { tagOfDelivery } from './node-tags.js';
 import { replyOf, routeId, toSentRequest, type SentAnswer } from './requests.js';
 
 /** Routes that read one user's data, with where the user id is. */
@@ -31,15 +35,19 @@ const OWNER_READS: ReadonlyMap<string, UserOf> = new Map<string, UserOf>([
 
 const DATA_ROUTES = new Set(['POST /v2.0/events', 'POST /ccs/v1/segmentation', 'POST /ccs/v1/segmentation/stateless']);
 
-// A backup is of this node's store; a delivery retry, of this node's outbox.
-const NODE_LOCAL = new Set(['POST /reactions-api/v1/reactions/:reactionId/deliveries/:deliveryId/retry', 'POST /admin/v1/backups']);
+// A backup is of this node's store.
+const NODE_LOCAL = new Set(['POST /admin/v1/backups']);
+const DELIVERIES_LIST = 'GET /reactions-api/v1/reactions/:reactionId/deliveries';
+const DELIVERY_RETRY = 'POST /reactions-api/v1/reactions/:reactionId/deliveries/:deliveryId/retry';
 
-export type RouteKind = 'replicated' | 'control-read' | 'owner-read' | 'data' | 'node-local';
+export type RouteKind = 'replicated' | 'control-read' | 'owner-read' | 'data' | 'node-local' | 'every-node' | 'delivery-holder';
 
 export function routeKind(method: string, pattern: string): RouteKind {
   const id = routeId(method, pattern);
   if (DATA_ROUTES.has(id)) return 'data';
   if (OWNER_READS.has(id)) return 'owner-read';
+  if (id === DELIVERIES_LIST) return 'every-node';
+  if (id === DELIVERY_RETRY) return 'delivery-holder';
   if (NODE_LOCAL.has(id)) return 'node-local';
   return method === 'GET' ? 'control-read' : 'replicated';
 }
@@ -50,6 +58,23 @@ export interface RoutingDeps {
   readonly owners: PartitionOwners;
   readonly rpc: OwnerRpc;
   readonly partitions: number;
+  /** Other nodes, by name (node-rpc.ts), and this node's name and delivery tag (node-tags.ts). */
+  readonly nodes: NodeRpc;
+  readonly self: string;
+  readonly selfTag: number;
+  /** The nodes alive now (heartbeats, leases.ts). */
+  liveNodes(): Promise<readonly string[]>;
+  /** The node that claimed a delivery tag. */
+  nodeOfTag(tag: number): Promise<string | undefined>;
+}
+
+/** Deliveries of several nodes as one list: newest first (then by id), at most `limit`. */
+export function mergeDeliveries(lists: readonly (readonly Record<string, unknown>[])[], limit: number): Record<string, unknown>[] {
+  const key = (delivery: Record<string, unknown>): string => `${String(delivery['created_at'])} ${String(delivery['id'])}`;
+  return lists
+    .flat()
+    .sort((x, y) => (key(x) < key(y) ? 1 : key(x) > key(y) ? -1 : 0))
+    .slice(0, limit);
 }
 
 const isUnknownKey = (error: unknown): boolean => error instanceof ServiceError && error.status === 401;
@@ -87,7 +112,34 @@ export class ClusterRouting {
         return (await control.submit('http', toSentRequest(id, ctx))) as Reply;
       case 'owner-read':
         return this.ownerRead(id, handler, ctx);
+      case 'every-node':
+        return this.fromEveryNode(id, handler, ctx);
+      case 'delivery-holder':
+        return this.byDeliveryHolder(id, handler, ctx);
     }
+  }
+
+  /** This node's list (which validates the request) merged with every other live node's. */
+  private async fromEveryNode(id: string, handler: Handler, ctx: RequestContext): Promise<Reply> {
+    const { control, nodes, self } = this.deps;
+    await control.sync();
+    const local = await handler(ctx);
+    const others = (await this.deps.liveNodes()).filter((node) => node !== self);
+    const sent = toSentRequest(id, ctx);
+    const lists = [local.body, ...(await Promise.all(others.map(async (node) => replyOf(await nodes.ask(node, sent)).body)))];
+    const limit = Number(ctx.query.get('limit') ?? 100);
+    return { ...local, body: mergeDeliveries(lists as Record<string, unknown>[][], limit) };
+  }
+
+  /** Run where the delivery is: the node whose tag its id carries (this one for a malformed or unknown id: 404). */
+  private async byDeliveryHolder(id: string, handler: Handler, ctx: RequestContext): Promise<Reply> {
+    const { control, nodes, self, selfTag } = this.deps;
+    await control.sync();
+    const tag = tagOfDelivery(ctx.params['deliveryId'] ?? '');
+    const holder = tag === undefined || tag === selfTag ? undefined : await this.deps.nodeOfTag(tag);
+    if (holder === undefined || holder === self) return handler(ctx);
+    this.deps.tenancy.authenticate(ctx.apiKey); // a bad key is 401 here, whether or not the holder is running
+    return replyOf(await nodes.ask(holder, toSentRequest(id, ctx)));
   }
 
   private async ownerRead(id: string, handler: Handler, ctx: RequestContext): Promise<Reply> {

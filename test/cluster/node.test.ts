@@ -13,6 +13,8 @@ import { useNatsServer } from '../support/nats.js';
 import { waitUntil } from '../support/wait.js';
 import type { StreamMessage } from '../../server/reactions/stream/hub.js';
 import { partitionOf } from '../../server/domain/events/index.js';
+import { tagOfDelivery } from '../../server/cluster/node-tags.js';
+import { startReceiver } from '../support/receiver.js';
 
 const nats = useNatsServer();
 
@@ -59,8 +61,30 @@ describe('a cluster of two nodes', () => {
       port: 0,
       threads: 0,
       log: () => undefined,
+      // Deliveries that fail give up within a second (the deliveries test).
+      delivery: { horizonMs: 1000, firstRetryMs: 20, maxRetryMs: 100 },
       cluster: { servers: [nats.server().url], nodeId, replicas: 1, partitions: 8, leaseTtlMs: 2_000 },
     });
+  };
+
+  /** Whether `node` owns the partition of `user` now. */
+  const partitionOfUser = (user: string, node: ClusterNode): boolean => node.owned().includes(partitionOf(keys.organization_id, user, 8));
+
+  /** Five users whose partition A owns and five whose partition B owns. */
+  const usersOfBothNodes = (): string[] => {
+    const users: string[] = [];
+    for (const node of [a, b]) {
+      const owned = new Set(node.owned());
+      let found = 0;
+      for (let tries = 0; found < 5 && tries < 10_000; tries++) {
+        const user = randomUUID();
+        if (!owned.has(partitionOf(keys.organization_id, user, 8))) continue;
+        users.push(user);
+        found++;
+      }
+    }
+    expect(users).toHaveLength(10);
+    return users;
   };
 
   beforeAll(async () => {
@@ -159,19 +183,7 @@ describe('a cluster of two nodes', () => {
     const only = `?cohorts=${created.body.code}`;
     const onA = await listen(a, only);
     const onB = await listen(b, only);
-    // Five users whose partition A owns and five whose partition B owns.
-    const users: string[] = [];
-    for (const node of [a, b]) {
-      const owned = new Set(node.owned());
-      let found = 0;
-      for (let tries = 0; found < 5 && tries < 10_000; tries++) {
-        const user = randomUUID();
-        if (!owned.has(partitionOf(keys.organization_id, user, 8))) continue;
-        users.push(user);
-        found++;
-      }
-    }
-    expect(users).toHaveLength(10);
+    const users = usersOfBothNodes();
     const events = new Map<string, string>();
     for (const [index, user] of users.entries()) {
       const answer = await call(index % 2 === 0 ? a : b, keys.public_key, 'POST', '/v2.0/events', { user_id: user, name: 'Signup', properties: {} });
@@ -195,5 +207,45 @@ describe('a cluster of two nodes', () => {
         return minutes.reduce((sum, minute) => sum + minute.entered, 0) === users.length && minutes[minutes.length - 1]?.size === users.length;
       }, `the series on ${node.nodeId}`);
     }
+  });
+
+  it("lists a reaction's deliveries from every node's outbox on either node, and retries one on the node holding it", async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    receiver.answerNext(...Array.from({ length: 10_000 }, () => 500));
+    const cohort = await call(a, keys.private_key, 'POST', '/cohorts-api/v2/cohorts', { name: 'Bought', query: { event: 'Purchase' } });
+    const reaction = await call(b, keys.private_key, 'POST', '/reactions-api/v1/reactions', { name: 'thank', cohort_id: cohort.body.id, trigger: 'on_entry', action: { type: 'webhook', url: receiver.url } });
+    expect(reaction.status).toBe(201);
+    const users = usersOfBothNodes();
+    for (const [index, user] of users.entries()) {
+      expect((await call(index % 2 === 0 ? a : b, keys.public_key, 'POST', '/v2.0/events', { user_id: user, name: 'Purchase', properties: {} })).status).toBe(200);
+    }
+    const deliveries = `/reactions-api/v1/reactions/${reaction.body.id}/deliveries`;
+    for (const node of [a, b]) {
+      await waitUntil(async () => (await call(node, keys.private_key, 'GET', `${deliveries}?status=failed`)).body.length === users.length, `ten failed deliveries listed on ${node.nodeId}`, 20_000);
+    }
+    const listed = (await call(a, keys.private_key, 'GET', deliveries)).body as Array<{ id: string; user_id: string; created_at: string }>;
+    expect(listed.map((d) => d.user_id).sort()).toEqual([...users].sort());
+    // Ids are unique across the cluster and name the node holding them: both nodes hold some.
+    expect(new Set(listed.map((d) => d.id)).size).toBe(users.length);
+    expect(new Set(listed.map((d) => tagOfDelivery(d.id))).size).toBe(2);
+    expect(listed.map((d) => d.created_at)).toEqual([...listed.map((d) => d.created_at)].sort().reverse());
+    expect((await call(b, keys.private_key, 'GET', `${deliveries}?limit=3`)).body).toHaveLength(3);
+
+    // Retry through each node a delivery the other holds.
+    receiver.clearAnswers();
+    const tagOf = (node: ClusterNode) => tagOfDelivery(listed.find((d) => partitionOfUser(d.user_id, node))?.id ?? '');
+    for (const [via, holder] of [[a, b], [b, a]] as const) {
+      const held = listed.find((d) => tagOfDelivery(d.id) === tagOf(holder)) as { id: string; user_id: string };
+      const retried = await call(via, keys.private_key, 'POST', `${deliveries}/${held.id}/retry`);
+      expect(retried.status, JSON.stringify(retried.body)).toBe(200);
+      expect(retried.body.status).toBe('pending');
+      await receiver.until((received) => received.some((r) => r.answered === 200 && r.body?.user_id === held.user_id), `the retried delivery of ${held.user_id}`);
+      await waitUntil(async () => (await call(via, keys.private_key, 'GET', `${deliveries}?status=delivered`)).body.some((d: { id: string }) => d.id === held.id), 'the retried delivery listed as delivered');
+    }
+    const unknown = await call(a, keys.private_key, 'POST', `${deliveries}/dlv_7ff00000000001/retry`);
+    expect(unknown.status).toBe(404);
+    const malformed = await call(b, keys.private_key, 'POST', `${deliveries}/nope/retry`);
+    expect(malformed.status).toBe(404);
   });
 });
