@@ -13,6 +13,7 @@ import { openIngestPipeline, type IngestOptions } from './ingest/index.js';
 import { Backfill } from './backfill/index.js';
 import { ReactionRegistry } from './domain/reactions/registry.js';
 import { DeliveryLoop, type DeliveryLoopOptions } from './reactions/delivery/loop.js';
+import type { OfflineScope } from './backfill/index.js';
 import { StreamHub, type StreamHubOptions, type TransitionSource } from './reactions/stream/hub.js';
 import { CohortSeries } from './domain/cohorts/series.js';
 import { readTransitionLog } from './domain/reactions/log.js';
@@ -94,6 +95,8 @@ export interface ServicesOptions {
   readonly log?: (line: string) => void;
   /** Minutes between scheduled computations of offline cohorts (D20); 0 or absent: never. */
   readonly offlineEveryMinutes?: number;
+  /** A cluster node's share of offline computations (server/backfill/offline.ts). */
+  readonly offlineScope?: OfflineScope;
   /** Tuning of the pipeline's partitions and catch-ups, and of the sweep's batches (tests and benchmarks). */
   /** Called after each batch of a sweep is durable (tests: stop a service in the middle of a sweep). */
   readonly onSwept?: (org: string, usersDone: number) => void;
@@ -159,6 +162,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     now: () => clock.now(),
     log: options.log,
     offlineEveryMinutes: options.offlineEveryMinutes,
+    offlineScope: options.offlineScope,
     sweepBatch: options.tuning?.sweepBatch,
     onSwept: options.onSwept,
     beforeSweep: options.beforeSweep,

@@ -5,11 +5,11 @@
 import { generationOf, type Cohort, type CohortRegistry } from '../domain/cohorts/index.js';
 import type { IngestPipeline } from '../ingest/index.js';
 import type { Store } from '../store/contract.js';
-import { OfflineCohorts, type OfflineResult } from './offline.js';
+import { OfflineCohorts, type OfflineResult, type OfflineScope } from './offline.js';
 import { Sweeper, type BackfillProgress } from './sweep.js';
 
 export type { BackfillProgress } from './sweep.js';
-export type { OfflineResult } from './offline.js';
+export type { OfflineResult, OfflineScope } from './offline.js';
 export { countUsers, listUsers } from './users.js';
 
 export interface BackfillOptions {
@@ -20,6 +20,8 @@ export interface BackfillOptions {
   readonly log?: ((line: string) => void) | undefined;
   /** Minutes between scheduled computations of every offline cohort (D20); 0 or absent: never. */
   readonly offlineEveryMinutes?: number;
+  /** A cluster node's share of offline computations (offline.ts); absent: every stored user. */
+  readonly offlineScope?: OfflineScope | undefined;
   /** Users per sweep batch (default 256). */
   readonly sweepBatch?: number | undefined;
   /** Called after each batch of a sweep is durable, with the users done so far. */
@@ -37,7 +39,7 @@ export class Backfill {
   private constructor(private readonly options: BackfillOptions) {
     const log = options.log ?? (() => undefined);
     this.sweeper = new Sweeper(options.store, options.pipeline, log, options.sweepBatch ?? 256, options.onSwept, options.beforeSweep);
-    this.offline = new OfflineCohorts(options.store, options.pipeline, options.cohorts, options.now ?? (() => new Date()), log);
+    this.offline = new OfflineCohorts(options.store, options.pipeline, options.cohorts, options.now ?? (() => new Date()), log, 128, options.offlineScope);
     const minutes = options.offlineEveryMinutes ?? 0;
     if (minutes > 0) {
       this.timer = setInterval(() => {

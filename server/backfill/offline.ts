@@ -19,6 +19,19 @@ export interface OfflineResult {
   readonly computed_at: string;
 }
 
+/**
+ * A cluster node's share of a computation (issue 15): it computes the users of the partitions it owns and publishes
+ * their counts per partition; the cohort's size is the sum of the partitions' last published counts.
+ */
+export interface OfflineScope {
+  /** The partition of `user` when this node computes it now; undefined when another node does. */
+  partitionOf(org: string, user: string): number | undefined;
+  /** The partitions this node computes now (each gets a count, 0 included). */
+  partitions(): readonly number[];
+  /** A computation ended: members and users visited per partition. */
+  computed(cohort: Cohort, counts: ReadonlyMap<number, { readonly size: number; readonly users: number }>, computedAt: Date): Promise<void>;
+}
+
 interface Running {
   done: number;
   total: number;
@@ -39,6 +52,7 @@ export class OfflineCohorts {
     private readonly now: () => Date,
     private readonly log: (line: string) => void,
     private readonly batch = 128,
+    private readonly scope?: OfflineScope,
   ) {}
 
   /** The last computed result (undefined before the first computation ends). */
@@ -105,16 +119,26 @@ export class OfflineCohorts {
     const plan = { key: `${org}\u0000offline\u0000${cohort.code}`, version: ++planVersions, cohorts: definitionsFor(this.cohorts.allOf(org), cohort.code) };
     const run = randomUUID();
     running.total = await countUsers(this.store, org);
+    const scope = this.scope;
+    const counts = new Map((scope?.partitions() ?? []).map((partition) => [partition, { size: 0, users: 0 }]));
     let size = 0;
+    let visited = 0;
     let after: string | null = null;
     for (;;) {
-      const users = await listUsers(this.store, org, after, this.batch);
-      if (users.length === 0) break;
-      const replayed = await this.pipeline.replayHistories(plan, org, users, () => this.stopped);
+      const listed = await listUsers(this.store, org, after, this.batch);
+      if (listed.length === 0) break;
+      const users = scope === undefined ? listed : listed.filter((user) => scope.partitionOf(org, user) !== undefined);
+      const replayed = users.length === 0 ? [] : await this.pipeline.replayHistories(plan, org, users, () => this.stopped);
       const ops: BatchOp[] = [];
       for (const user of replayed) {
         const key = offlineMemberKey(org, cohort.code, user.user);
-        if (user.memberships.includes(cohort.code)) {
+        const member = user.memberships.includes(cohort.code);
+        const partition = scope?.partitionOf(org, user.user);
+        if (partition !== undefined) {
+          const count = counts.get(partition) ?? { size: 0, users: 0 };
+          counts.set(partition, { size: count.size + (member ? 1 : 0), users: count.users + 1 });
+        }
+        if (member) {
           size += 1;
           ops.push({ type: 'put', key, value: run });
         } else {
@@ -122,17 +146,20 @@ export class OfflineCohorts {
         }
       }
       await this.store.batch(ops);
-      after = users[users.length - 1] as string;
-      running.done += users.length;
+      after = listed[listed.length - 1] as string;
+      visited += users.length;
+      running.done += listed.length;
       running.total = Math.max(running.total, running.done);
     }
     // Members of an earlier computation not seen in this one (no events any more) leave.
     const prefix = offlineMembersPrefix(org, cohort.code);
     const stale: BatchOp[] = [];
     for await (const [key, value] of this.store.iterate<string>({ gte: prefix, lt: prefixEnd(prefix) })) if (value !== run) stale.push({ type: 'del', key });
-    const result: OfflineResult = { size, users: running.done, computed_at: this.now().toISOString() };
+    const computedAt = this.now();
+    const result: OfflineResult = { size, users: visited, computed_at: computedAt.toISOString() };
     await this.store.batch([...stale, { type: 'put', key: offlineResultKey(org, cohort.code), value: result }], { sync: true });
     this.results.set(idOf(cohort), result);
+    await scope?.computed(cohort, counts, computedAt);
   }
 }
 

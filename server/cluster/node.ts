@@ -34,7 +34,8 @@ import { NodeRpc } from './node-rpc.js';
 import { claimNodeTag, nodeOfTag, startOutboxAtTag, TAGS_BUCKET } from './node-tags.js';
 import { ClusterSizes, SIZES_BUCKET } from './sizes.js';
 import { ClusterTransitions, TransitionPublisher } from './transitions.js';
-import { clusterIdentity, clusterPipeline, clusterSchemas } from './facades.js';
+import { clusterIdentity, clusterPipeline, clusterSchemas, overriding } from './facades.js';
+import { partitionOf } from '../domain/events/index.js';
 import { ClusterRouting } from './routing.js';
 import { runSent, type SentRequest } from './requests.js';
 import { connectCluster, retrying, waitForJetStream } from './nats.js';
@@ -192,6 +193,15 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       owns: (partition) => parts.owners?.owns(partition) ?? false,
       tuning: { partitions: eventLog.partitions },
       transitions,
+      // D20 over the cluster: each node computes the users of the partitions it owns; sizes.ts sums the counts.
+      offlineScope: {
+        partitionOf: (org, user) => {
+          const partition = partitionOf(org, user, eventLog.partitions);
+          return parts.owners?.owns(partition) === true ? partition : undefined;
+        },
+        partitions: () => parts.owners?.owned() ?? [],
+        computed: (cohort, counts, at) => (parts.sizes as ClusterSizes).publishOffline(cohort.organization_id, cohort.code, counts, at),
+      },
       wrapPipeline: (local: IngestPipeline) => {
         const owners = new PartitionOwners({
           log: eventLog,
@@ -223,6 +233,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       ...services,
       identity: clusterIdentity(services.identity, control),
       schemas: clusterSchemas(services.schemas, control),
+      backfill: overriding(services.backfill, { offlineResultOf: (cohort) => sizes.offlineResult(cohort.organization_id, cohort.code) }),
     };
     const { http, legacy, segmentation } = createServers(options, routeServices, log, {
       wrap: (server) => routing.wrap(server),

@@ -4,9 +4,13 @@
 // cohort's size as the sum over partitions of the counters of the cohort's current generation, its own partitions'
 // from memory, the others' from the mirror. Sizes are therefore exact on the owner and, elsewhere, behind by at most
 // the publish interval plus the watch's delivery.
+// Offline cohorts (D20) likewise: each node computes the users of the partitions it owns and publishes one count per
+// partition (`{org}.o{code}.{partition}`: [size, users, computed at]); the cohort's size is their sum, and its time
+// of computation the oldest of the partitions' (a computation that has not reached every node yet shows as such).
 
 import type { KV } from '@nats-io/kv';
 import type { IngestPipeline } from '../ingest/types.js';
+import type { OfflineResult } from '../backfill/index.js';
 import { retrying } from './nats.js';
 
 export const SIZES_BUCKET = 'audience_sizes';
@@ -19,10 +23,19 @@ interface Counter {
 
 /** `{org}.{code}.{partition}`: org ids are UUIDs and codes integers, both valid in a KV key. */
 const counterKey = (org: string, code: number, partition: number): string => `${org}.${code}.${partition}`;
+const offlineKey = (org: string, code: number, partition: number): string => `${org}.o${code}.${partition}`;
+
+interface OfflineCount {
+  readonly size: number;
+  readonly users: number;
+  readonly at: number;
+}
 
 export class ClusterSizes {
   /** Every published counter: (org, code) -> partition -> counter. */
   private readonly mirror = new Map<string, Map<number, Counter>>();
+  /** Every published offline count: (org, code) -> partition -> count. */
+  private readonly offline = new Map<string, Map<number, OfflineCount>>();
   private timer: NodeJS.Timeout | undefined;
   private watching: Promise<void> | undefined;
   private stopWatch: (() => void) | undefined;
@@ -52,12 +65,16 @@ export class ClusterSizes {
       for await (const entry of watch) {
         const [org, code, partition] = entry.key.split('.');
         if (org === undefined || code === undefined || partition === undefined) continue;
-        const id = `${org}\u0000${code}`;
-        let partitions = this.mirror.get(id);
-        if (partitions === undefined) {
-          partitions = new Map();
-          this.mirror.set(id, partitions);
+        if (code.startsWith('o')) {
+          const partitions = mapOf(this.offline, `${org}\u0000${code.slice(1)}`);
+          if (entry.operation !== 'PUT') partitions.delete(Number(partition));
+          else {
+            const [size, users, at] = entry.json<[number, number, number]>();
+            partitions.set(Number(partition), { size, users, at });
+          }
+          continue;
         }
+        const partitions = mapOf(this.mirror, `${org}\u0000${code}`);
         if (entry.operation !== 'PUT') partitions.delete(Number(partition));
         else {
           const [gen, count] = entry.json<[number, number]>();
@@ -88,6 +105,28 @@ export class ClusterSizes {
     return total;
   }
 
+  /** An offline cohort's last computed result over the cluster; undefined before any node published one. */
+  offlineResult(org: string, code: number): OfflineResult | undefined {
+    const partitions = this.offline.get(`${org}\u0000${code}`);
+    if (partitions === undefined || partitions.size === 0) return undefined;
+    let size = 0;
+    let users = 0;
+    let at = Number.MAX_SAFE_INTEGER;
+    for (const count of partitions.values()) {
+      size += count.size;
+      users += count.users;
+      at = Math.min(at, count.at);
+    }
+    return { size, users, computed_at: new Date(at).toISOString() };
+  }
+
+  /** A computation's counts for the partitions this node computed (retried while NATS is unavailable, bounded). */
+  async publishOffline(org: string, code: number, counts: ReadonlyMap<number, { readonly size: number; readonly users: number }>, at: Date): Promise<void> {
+    for (const [partition, count] of counts) {
+      await retrying('publishing an offline count', () => this.kv.put(offlineKey(org, code, partition), JSON.stringify([count.size, count.users, at.getTime()])), 60_000);
+    }
+  }
+
   /**
    * Publishes the counters of the owned partitions that differ from the bucket as mirrored (a partition taken back
    * from another node is published again even where its counter equals what this node published long ago).
@@ -115,4 +154,10 @@ export class ClusterSizes {
     this.stopWatch?.();
     await this.watching;
   }
+}
+
+function mapOf<V>(maps: Map<string, Map<number, V>>, id: string): Map<number, V> {
+  let map = maps.get(id);
+  if (map === undefined) maps.set(id, (map = new Map()));
+  return map;
 }

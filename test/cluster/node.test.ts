@@ -248,4 +248,25 @@ describe('a cluster of two nodes', () => {
     const malformed = await call(b, keys.private_key, 'POST', `${deliveries}/nope/retry`);
     expect(malformed.status).toBe(404);
   });
+
+  it('computes an offline cohort over the users of every node (D20): each node counts the partitions it owns', async () => {
+    const created = await call(a, keys.private_key, 'POST', '/cohorts-api/v2/cohorts', { name: 'Refunded', query: { event: 'Refund' }, segment_type: 'offline' });
+    expect(created.status).toBe(201);
+    const users = usersOfBothNodes();
+    const refunded = users.filter((_, index) => index % 3 !== 0);
+    for (const [index, user] of users.entries()) {
+      const name = refunded.includes(user) ? 'Refund' : 'Pageview';
+      expect((await call(index % 2 === 0 ? b : a, keys.public_key, 'POST', '/v2.0/events', { user_id: user, name, properties: {} })).status).toBe(200);
+    }
+    // Every event is applied by its owner before the computation starts (a read through the owner waits for it).
+    for (const user of users) expect((await call(a, keys.private_key, 'GET', `/v2.0/events?user_id=${user}`)).body).toHaveLength(1);
+    const started = await call(b, keys.private_key, 'POST', `/cohorts-api/v2/cohorts/${created.body.id}/recompute`);
+    expect(started.status).toBe(202);
+    // Both nodes' shares: the members of both nodes' partitions, as read on either node.
+    expect(refunded.some((user) => partitionOfUser(user, a)) && refunded.some((user) => partitionOfUser(user, b))).toBe(true);
+    for (const node of [a, b]) {
+      await waitUntil(async () => (await call(node, keys.private_key, 'GET', `/cohorts-api/v2/cohorts/${created.body.id}`)).body.live_audience_size >= refunded.length, `the offline size on ${node.nodeId}`, 20_000);
+      expect((await call(node, keys.private_key, 'GET', `/cohorts-api/v2/cohorts/${created.body.id}`)).body.live_audience_size).toBe(refunded.length);
+    }
+  });
 });
