@@ -3,7 +3,10 @@
 // owning partitions, and a SIGSTOP/SIGCONT stall of another. Then every acknowledged event is read back (from any
 // node) and every cohort's size compared with a recomputation from the events read. It prints one line
 // `acked N, found N, lost 0, applied twice 0, sizes equal` and exits 0 only then. Every process it starts is stopped
-// by its PID; every loop is bounded in count and time. A smaller run (one nats-server, two nodes, one killed) is
+// by its PID; every loop is bounded in count and time. It also checks the live stream (D38): the cohorts made before
+// the load only ever gain members, so the cluster's transitions stream must hold exactly one live entry per member
+// (none lost, none repeated by a takeover), and every node must stream exactly those from the start (a line
+// `streamed N entries once on every node`; the exit code counts it too). A smaller run (one nats-server, two nodes, one killed) is
 // test/cluster/chaos.test.ts.
 
 import { randomUUID } from 'node:crypto';
@@ -13,7 +16,10 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { Packr } from 'msgpackr';
+import WebSocket from 'ws';
 import { startAudience, type Running } from '../processes.js';
 import { startNatsServers, type NatsProcess } from './nats.js';
 
@@ -40,6 +46,9 @@ export interface ChaosResult {
   readonly lost: number;
   readonly appliedTwice: number;
   readonly sizesEqual: boolean;
+  /** The stream check's line, and whether it held. */
+  readonly stream: string;
+  readonly streamedOnce: boolean;
   readonly line: string;
   readonly ok: boolean;
 }
@@ -146,11 +155,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
     options.log(`chaos: ${options.natsServers} nats-server(s), ${options.nodes} nodes up in ${Date.now() - started} ms`);
 
     const cohortIds = new Map<string, string>();
+    const cohortCodes = new Map<string, number>();
     const createCohort = async (cohort: (typeof COHORTS)[number]) => {
       const query = cohort.atLeast === 1 ? { event: cohort.event } : { event: cohort.event, frequency: { greater_than_or_equal_to: cohort.atLeast } };
       const created = await untilAccepted(cluster, until, (url) => call(url, keys.privateKey, 'POST', '/cohorts-api/v2/cohorts', { name: cohort.name, query }));
       if (created === undefined) throw new Error(`cohort ${cohort.name} could not be created`);
       cohortIds.set(cohort.name, created.body.id as string);
+      cohortCodes.set(cohort.name, created.body.code as number);
     };
     for (const cohort of COHORTS) if (!cohort.midway) await createCohort(cohort);
 
@@ -279,13 +290,103 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosResult> {
       sizesEqual = all;
       if (!sizesEqual) await sleep(250);
     }
+    // The live stream: one live entry per member of the cohorts made before the load, in the stream and on every node.
+    const before = COHORTS.filter((cohort) => !cohort.midway);
+    const members = new Set<string>();
+    for (const cohort of before) {
+      for (const [user, events] of readBack) if (events.filter((e) => e.name === cohort.event).length >= cohort.atLeast) members.add(`${user} ${cohortCodes.get(cohort.name)}`);
+    }
+    const codes = before.map((cohort) => cohortCodes.get(cohort.name) as number);
+    const stream = await checkStream(nc, await jetstreamManager(nc), cluster.urls(), keys.privateKey, codes, members);
+    options.log(stream.line);
     const line = `acked ${acked.length}, found ${found}, lost ${lost}, applied twice ${appliedTwice}, ${sizesEqual ? 'sizes equal' : `sizes differ (${lastSizes})`}`;
-    return { acked: acked.length, found, lost, appliedTwice, sizesEqual, line, ok: lost === 0 && appliedTwice === 0 && sizesEqual && acked.length > 0 };
+    return {
+      acked: acked.length,
+      found,
+      lost,
+      appliedTwice,
+      sizesEqual,
+      stream: stream.line,
+      streamedOnce: stream.ok,
+      line,
+      ok: lost === 0 && appliedTwice === 0 && sizesEqual && stream.ok && acked.length > 0,
+    };
   } finally {
     await nc.close().catch(() => undefined);
     await cluster.stopAll();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+interface LoggedEntry {
+  readonly user: string;
+  readonly replay?: boolean;
+  readonly transitions: ReadonlyArray<{ readonly cohort: number; readonly kind: string }>;
+}
+
+/** `"{user} {code}"` of each live transition of `codes` (entries and exits alike), as many times as it appears. */
+function tally(into: Map<string, number>, user: string, cohort: number, kind: string): void {
+  const id = `${user} ${cohort}${kind === 'entered' ? '' : ` ${kind}`}`;
+  into.set(id, (into.get(id) ?? 0) + 1);
+}
+
+function differences(seen: ReadonlyMap<string, number>, members: ReadonlySet<string>): string[] {
+  const wrong: string[] = [];
+  for (const member of members) if (seen.get(member) !== 1) wrong.push(`${member}×${seen.get(member) ?? 0}`);
+  for (const [id, count] of seen) if (!members.has(id)) wrong.push(`${id}×${count}`);
+  return wrong;
+}
+
+/** The transitions stream's live entries of `codes`, then each node's stream from its start, against `members`. */
+async function checkStream(nc: NatsConnection, jsm: JetStreamManager, urls: readonly string[], key: string, codes: readonly number[], members: ReadonlySet<string>): Promise<{ line: string; ok: boolean }> {
+  const wanted = new Set(codes);
+  const last = (await jsm.streams.info('AUDIENCE_TRANSITIONS')).state.last_seq;
+  const stored = new Map<string, number>();
+  if (last > 0) {
+    const consumer = await jetstream(nc).consumers.get('AUDIENCE_TRANSITIONS', { deliver_policy: DeliverPolicy.All });
+    for await (const message of await consumer.fetch({ max_messages: last, expires: 30_000 })) {
+      const entry = packr.unpack(message.data) as LoggedEntry;
+      if (entry.replay !== true) for (const t of entry.transitions) if (wanted.has(t.cohort)) tally(stored, entry.user, t.cohort, t.kind);
+      if (message.seq >= last) break;
+    }
+  }
+  const inStream = differences(stored, members);
+  if (inStream.length > 0) return { line: `stream: the transitions stream differs from the members for ${inStream.length}: ${inStream.slice(0, 10).join(', ')}`, ok: false };
+  for (const url of urls) {
+    const streamed = await streamFrom(url, key, codes, members.size);
+    const wrong = differences(streamed, members);
+    if (wrong.length > 0) return { line: `stream: ${url} streamed ${[...streamed.values()].reduce((a, b) => a + b, 0)} entries, differing for ${wrong.length}: ${wrong.slice(0, 10).join(', ')}`, ok: false };
+  }
+  return { line: `streamed ${members.size} entries once on every node`, ok: true };
+}
+
+/** What `url` streams of `codes` from the start, once it sent `count` messages (or after 30 s). */
+async function streamFrom(url: string, key: string, codes: readonly number[], count: number): Promise<Map<string, number>> {
+  const seen = new Map<string, number>();
+  let received = 0;
+  const socket = new WebSocket(`${url.replace('http', 'ws')}/reactions-api/v1/stream?after=0&cohorts=${codes.join(',')}`, { headers: { 'X-API-Key': key } });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(resolve, 30_000);
+      socket.on('message', (data) => {
+        const message = JSON.parse(String(data)) as { user_id: string; cohort: { code: number }; kind: string };
+        tally(seen, message.user_id, message.cohort.code, message.kind);
+        if (++received >= count) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      socket.once('error', (error) => {
+        clearTimeout(timer);
+        reject(error);
+      });
+    });
+  } finally {
+    socket.terminate();
+  }
+  return seen;
 }
 
 /** `npm run cluster:chaos`: 3 nats-servers (R3), 3 nodes, every fault; exit 0 only when nothing was lost. */

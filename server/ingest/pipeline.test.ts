@@ -314,3 +314,25 @@ class FlakyStore extends MemoryStore {
     return super.batch(ops);
   }
 }
+
+describe('quiet appends and catch-ups (a cluster node replaying a partition it took over, issue 15)', () => {
+  it('logs their transitions marked quiet (and replay), and fires nothing; the others stay unmarked', async () => {
+    const store = new MemoryStore();
+    // A plan with generations (a cohort added later is evaluated over history by a catch-up).
+    let spec = { version: 1, cohorts: [ANY_PAGEVIEW], generations: new Map<number, number>() };
+    const pipeline = await start(store, { planFor: () => spec } as unknown as MapPlans);
+    await pipeline.append({ org: ORG, user: U1, events: [event(1)], quiet: true });
+    await pipeline.append({ org: ORG, user: userId(2), events: [event(2)] });
+    spec = { version: 2, cohorts: [ANY_PAGEVIEW, cohort(3, { event: 'Pageview', frequency: { less_than: 5 } })], generations: new Map([[3, 2]]) };
+    pipeline.planChanged(ORG);
+    await pipeline.catchUp(ORG, [U1], { quiet: true });
+    await pipeline.catchUp(ORG, [userId(2)]);
+    const log = (await collect(readTransitionLog(store))).map(({ entry }) => ({ user: entry.user, event: entry.event_id, replay: entry.replay, quiet: entry.quiet, cohorts: entry.transitions.map((t) => t.cohort) }));
+    expect(log).toEqual([
+      { user: U1, event: eventId(1), replay: true, quiet: true, cohorts: [2] },
+      { user: userId(2), event: eventId(2), replay: undefined, quiet: undefined, cohorts: [2] },
+      { user: U1, event: null, replay: true, quiet: true, cohorts: [3] },
+      { user: userId(2), event: null, replay: true, quiet: undefined, cohorts: [3] },
+    ]);
+  });
+});

@@ -23,6 +23,8 @@ describe('cluster chaos, small', () => {
       log: (line) => lines.push(line),
     });
     expect(result.line, lines.join('\n')).toBe(`acked ${result.acked}, found ${result.acked}, lost 0, applied twice 0, sizes equal`);
+    expect(result.stream, lines.join('\n')).toMatch(/^streamed [1-9]\d* entries once on every node$/);
+    expect(result.streamedOnce).toBe(true);
     expect(result.acked).toBe(600);
     expect(lines.some((line) => line.includes('kill -9 node-2'))).toBe(true);
   }, 240_000);
