@@ -2,7 +2,7 @@
 // signatures; a receiver answering 500 then 200 gets the same delivery again; a user who goes silent leaves a
 // `the_last 2 seconds` cohort at its deadline (the exit is delivered and the size returns to 0 with no event).
 
-import { createHmac, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomUUID } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/service.js';
 import { startReceiver, type Receiver } from '../support/receiver.js';
@@ -80,6 +80,13 @@ describe('webhook deliveries (D37)', () => {
       expect(signatureHolds(onEntry.secret === secret ? onExit.secret : onEntry.secret, request.headers['x-audience-signature'], request.raw)).toBe(false);
     }
     expect(new Set(receiver.received.map((r) => r.body.id)).size).toBe(4);
+    // X-Audience-Transition: a digest of what the delivery is about, without its id (the same on another node).
+    for (const request of receiver.received) {
+      const { reaction_id, trigger, cohort: c, user_id, time, event_id } = request.body;
+      const expected = createHash('sha256').update(JSON.stringify([reaction_id, trigger, c.code, user_id, time, event_id])).digest('base64url');
+      expect(request.headers['x-audience-transition']).toBe(expected);
+    }
+    expect(new Set(receiver.received.map((r) => r.headers['x-audience-transition'])).size).toBe(4);
   });
 
   it('a receiver answering 500 then 200 gets the same delivery id again; the delivery ends delivered after 2 attempts', async () => {
@@ -91,6 +98,7 @@ describe('webhook deliveries (D37)', () => {
     expect(receiver.received.map((r) => r.answered)).toEqual([500, 200]);
     expect(receiver.received[1]?.body).toEqual(receiver.received[0]?.body);
     expect(receiver.received[1]?.headers['x-audience-delivery']).toBe(receiver.received[0]?.body.id);
+    expect(receiver.received[1]?.headers['x-audience-transition']).toBe(receiver.received[0]?.headers['x-audience-transition']);
     // The receiver has answered; the loop records the outcome right after.
     const delivered = async () =>
       (await h.json<Array<{ id: string; status: string; attempts: number; last_status: number }>>('GET', `/reactions-api/v1/reactions/${onEntry.id}/deliveries?status=delivered`)).body.map((d) => [d.id, d.status, d.attempts, d.last_status]);

@@ -11,7 +11,7 @@ import type { Store } from '../../store/contract.js';
 import { prefixEnd } from '../../store/contract.js';
 import { fromSeqPart } from '../../store/layout.js';
 import { reactionsKeys, type Delivery } from '../../domain/reactions/contract.js';
-import { signDelivery } from './signature.js';
+import { signDelivery, transitionKey } from './signature.js';
 
 export interface DeliveryTarget {
   readonly url: string;
@@ -310,6 +310,7 @@ export class DeliveryLoop {
         headers: {
           'Content-Type': 'application/json',
           'X-Audience-Delivery': record.body.id,
+          'X-Audience-Transition': transitionKey(record.body),
           'X-Audience-Signature': signDelivery(target.secret, Math.floor(this.now() / 1000), raw),
         },
         body: raw,
