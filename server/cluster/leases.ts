@@ -145,7 +145,10 @@ export class PartitionLeases {
       // Leave the live set first: the rounds the released leases start elsewhere then give them to the others. What
       // is held is released without waiting for a round in flight (it may be slow while partitions start); what that
       // round still claims is released after it.
-      await this.options.nodes.delete(this.options.node).catch(() => undefined);
+      // A purge of the heartbeat's subject, not a KV delete: a delete leaves a marker on the subject, which the
+      // others' liveNodes() would list until it expires (the handover then waited for the lease time).
+      const bucket = this.options.nodesBucket;
+      await this.options.jsm.streams.purge(`KV_${bucket}`, { filter: `$KV.${bucket}.${this.options.node}` }).catch(() => undefined);
       await this.releaseAll();
     }
     await this.running;

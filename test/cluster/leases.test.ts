@@ -22,12 +22,12 @@ interface Buckets {
   jsm: JetStreamManager;
 }
 
-async function freshBuckets(): Promise<Buckets> {
+async function freshBuckets(ttl = TTL): Promise<Buckets> {
   const kvm = new Kvm(nats.connection());
   buckets++;
   return {
-    leases: await kvm.create(`leases${buckets}`, { history: 1, ttl: TTL }),
-    nodes: await kvm.create(`nodes${buckets}`, { history: 1, ttl: TTL }),
+    leases: await kvm.create(`leases${buckets}`, { history: 1, ttl }),
+    nodes: await kvm.create(`nodes${buckets}`, { history: 1, ttl }),
     nodesBucket: `nodes${buckets}`,
     jsm: await jetstreamManager(nats.connection()),
   };
@@ -36,12 +36,12 @@ async function freshBuckets(): Promise<Buckets> {
 /** Every gain and loss in order, to check that no partition ever has two owners. */
 type Step = { node: string; kind: 'gain' | 'loss'; partition: number };
 
-function node(name: string, buckets: Buckets, timeline: Step[]): PartitionLeases {
+function node(name: string, buckets: Buckets, timeline: Step[], ttlMs = TTL): PartitionLeases {
   return new PartitionLeases({
     ...buckets,
     node: name,
     partitions: PARTITIONS,
-    ttlMs: TTL,
+    ttlMs,
     onGain: (partition) => void timeline.push({ node: name, kind: 'gain', partition }),
     onLoss: (partition) => void timeline.push({ node: name, kind: 'loss', partition }),
   });
@@ -92,6 +92,23 @@ describe('partition leases', () => {
     expect(share('node-a').length + share('node-c').length).toBe(PARTITIONS);
     expect(share('node-a').length).toBe(4);
     assertExclusive(timeline);
+    await a.stop();
+    await waitUntil(() => c.owned().size === PARTITIONS, 'the remaining node to hold every partition', 15_000);
+    assertExclusive(timeline);
+    await c.stop();
+  });
+
+  it('hand a leaving node\'s partitions over at once, not after its leases and heartbeat expire', async () => {
+    // Leases of a minute: the survivor can only hold everything within the wait below if the release worked.
+    const long = 60_000;
+    const b = await freshBuckets(long);
+    const timeline: Step[] = [];
+    const a = node('node-a', b, timeline, long);
+    const c = node('node-c', b, timeline, long);
+    await a.start();
+    await c.start();
+    // a took every partition first; c's share moves only at a's next round (a quarter lease away): not awaited here.
+    expect(a.owned().size).toBe(PARTITIONS);
     await a.stop();
     await waitUntil(() => c.owned().size === PARTITIONS, 'the remaining node to hold every partition', 15_000);
     assertExclusive(timeline);
