@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from '@nats-io/transport-node';
 import { Kvm } from '@nats-io/kv';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { startAudience, startBaseline, waitForIdle, type Keys, type Running } from '../processes.js';
 import { runLoad, type LoadResult, type LoadSettings } from '../load.js';
 import { TrackBodies } from '../workload/bodies.js';
@@ -36,6 +37,8 @@ export interface ClusterLoad {
   readonly p99: number;
   readonly non2xx: number;
   readonly errors: number;
+  /** Messages in the cluster's streams after the load (seeding included): events, and transitions entries published. */
+  readonly streams?: { readonly events: number; readonly transitions: number };
 }
 
 export interface Failover {
@@ -124,9 +127,10 @@ export async function runClusterBench(options: ClusterBenchOptions, progress: Pr
         const keys = nodes[0]?.keys as Keys;
         await seeded(nodes[0]?.url as string, keys);
         for (const node of nodes) await waitForIdle(node.pid, 60);
-        const result = await loadThrough(nodes, keys, new TrackBodies(options.seed, options.users), options.load);
+        const loaded = await loadThrough(nodes, keys, new TrackBodies(options.seed, options.users), options.load);
+        const result = { ...loaded, streams: await streamSizes(nats.map((n) => n.url)) };
         clusters.push(result);
-        progress(`  ${count} node(s): ${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99.toFixed(1)} ms, non-2xx ${result.non2xx}`);
+        progress(`  ${count} node(s): ${Math.round(result.rps).toLocaleString('en')} req/s, p99 ${result.p99.toFixed(1)} ms, non-2xx ${result.non2xx}; streams: ${result.streams.events} events, ${result.streams.transitions} transitions entries`);
 
         if (count >= 3) {
           const nc = await connect({ servers: nats.map((n) => n.url) });
@@ -164,5 +168,17 @@ export async function runClusterBench(options: ClusterBenchOptions, progress: Pr
   } finally {
     await Promise.all(started.map((p) => p.stop()));
     await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Messages in the event log and in the transitions stream now. */
+async function streamSizes(servers: readonly string[]): Promise<{ events: number; transitions: number }> {
+  const nc = await connect({ servers: [...servers] });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const count = async (stream: string) => (await jsm.streams.info(stream)).state.messages;
+    return { events: await count('AUDIENCE_EVENTS'), transitions: await count('AUDIENCE_TRANSITIONS') };
+  } finally {
+    await nc.close();
   }
 }

@@ -66,8 +66,6 @@ const NODE_ID_KEY = key('m', 'node-id');
 const LEASES_BUCKET = 'audience_leases';
 const NODES_BUCKET = 'audience_nodes';
 const DAY = 24 * 3_600_000;
-/** How long a partition's reacted point waits for its transitions to be published before it is left for later. */
-const PUBLISHED_WAIT_MS = 5000;
 
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -208,7 +206,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
           pipeline: local,
           store,
           reacted: reactedKv,
-          published: () => within(publisher.flushed(), PUBLISHED_WAIT_MS, 'publishing the transitions'),
+          published: (ms) => within(publisher.flushed(), ms, 'publishing the transitions'),
           organizations: () => services.tenancy.organizationIds(),
           report,
         });

@@ -35,6 +35,9 @@ const RETRY_MS = 1000;
 /** A read that made no progress for this long while the partition has later events is started again. */
 const STALL_MS = 3000;
 const STALL_CHECK_MS = 1000;
+/** How long a reacted point waits for its transitions to be published (then it is left for the next round). */
+const PUBLISHED_WAIT_MS = 5000;
+const STOP_PUBLISHED_WAIT_MS = 1000;
 const SWEEP_BATCH = 256;
 
 /** `cw!{partition}`: the event-log sequence through which this node applied the partition (server/store/layout.ts). */
@@ -48,8 +51,8 @@ interface ConsumerDeps {
   readonly pipeline: IngestPipeline;
   readonly store: Store;
   readonly reacted: KV;
-  /** Resolves once the transitions committed so far are on the cluster's stream (transitions.ts). */
-  readonly published: () => Promise<void>;
+  /** Resolves once the transitions committed so far are on the cluster's stream (transitions.ts); rejects after `ms`. */
+  readonly published: (ms: number) => Promise<void>;
   readonly report: (line: string) => void;
 }
 
@@ -72,6 +75,7 @@ class PartitionConsumer {
   private watchdog: NodeJS.Timeout | undefined;
   private lastProgressAt = Date.now();
   private checking = false;
+  private persisting: Promise<void> | undefined;
 
   constructor(
     readonly partition: number,
@@ -85,7 +89,9 @@ class PartitionConsumer {
   }
 
   async start(): Promise<void> {
-    this.timer = setInterval(() => void this.persist(), PERSIST_MS);
+    this.timer = setInterval(() => {
+      if (this.persisting === undefined) void this.persist();
+    }, PERSIST_MS);
     this.timer.unref();
     this.watchdog = setInterval(() => void this.checkStalled(), STALL_CHECK_MS);
     this.watchdog.unref();
@@ -189,13 +195,23 @@ class PartitionConsumer {
     return new Promise((resolve) => this.waiters.push({ seq, resolve }));
   }
 
-  private async persist(): Promise<void> {
+  /** Stores the watermark and publishes the reacted point; one at a time (a later call waits for the running one). */
+  private persist(waitMs = PUBLISHED_WAIT_MS): Promise<void> {
+    const next = (this.persisting ?? Promise.resolve()).then(() => this.persistNow(waitMs));
+    this.persisting = next;
+    void next.finally(() => {
+      if (this.persisting === next) this.persisting = undefined;
+    });
+    return next;
+  }
+
+  private async persistNow(waitMs: number): Promise<void> {
     const through = this.appliedThrough;
     if (through <= this.persisted) return;
     try {
       await this.deps.store.batch([{ type: 'put', key: watermarkKey(this.partition), value: through }]);
       // The events through `through` are committed: once their transitions are published, a later owner may skip them.
-      await this.deps.published();
+      await this.deps.published(waitMs);
       await this.deps.reacted.put(reactedKey(this.partition), String(through));
       this.persisted = Math.max(this.persisted, through);
     } catch {
@@ -213,7 +229,10 @@ class PartitionConsumer {
     await this.reader?.stop();
     await this.settled();
     this.advance();
-    await this.persist();
+    // Leaving: the reacted point waits little for the publisher (a handover is not held up; the next owner reacts
+    // again to what it could not skip, and the stream drops the repeats by message id).
+    // Not queued behind a running round, which may wait longer: a lower point published after this one is harmless.
+    await this.persistNow(STOP_PUBLISHED_WAIT_MS);
   }
 }
 
@@ -224,7 +243,7 @@ export interface OwnersOptions {
   readonly store: Store;
   /** The `audience_reacted` bucket. */
   readonly reacted: KV;
-  readonly published: () => Promise<void>;
+  readonly published: (ms: number) => Promise<void>;
   /** The organizations to catch up when a partition is gained. */
   readonly organizations: () => readonly string[];
   readonly report: (line: string) => void;

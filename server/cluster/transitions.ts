@@ -30,6 +30,9 @@ const SUBJECT = 'audience.transitions';
 const PUBLISHED_KEY = key('m', 'transitions-published');
 const DUPLICATE_WINDOW_NS = 2 * 60 * 1_000_000_000;
 const PAGE = 256;
+const PAGES_IN_FLIGHT = 4;
+/** Committed entries held for publishing before the publisher reads them back from the store instead. */
+const QUEUE_MAX = 50_000;
 const RETRY_MS = 1000;
 const STALL_MS = 3000;
 
@@ -148,10 +151,19 @@ export class ClusterTransitions implements TransitionSource {
   }
 }
 
-/** Copies this node's committed transitions log to the cluster's stream, in commit order, from where it stopped. */
+/**
+ * Copies this node's committed transitions log to the cluster's stream, in commit order, from where it stopped. While
+ * it keeps up, the entries come from the commits themselves (`notify`); after a restart or a failure, or when it fell
+ * behind by more than QUEUE_MAX, from the store. Up to PAGES_IN_FLIGHT pages are sent before the first is confirmed.
+ */
 export class TransitionPublisher {
+  /** Every entry through this cursor is on the stream (or quiet), and stored as such. */
   private through = 0;
+  /** Entries up to this cursor were handed to the stream (confirmed or not). */
+  private sent = 0;
   private target = 0;
+  /** Committed entries not yet sent, in commit order (dropped when it overflows: read back from the store). */
+  private queue: LoggedEntry[] = [];
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = false;
@@ -167,14 +179,18 @@ export class TransitionPublisher {
   async start(): Promise<void> {
     const through = await this.store.get<number>(PUBLISHED_KEY);
     const last = await this.store.get<number>(reactionsKeys.logCursor());
-    this.through = typeof through === 'number' ? through : 0;
+    this.through = this.sent = typeof through === 'number' ? through : 0;
     this.target = Math.max(this.through, typeof last === 'number' ? last : 0);
     this.kick();
   }
 
   /** Entries just committed (pipeline.onCommitted, in commit order). */
   notify(entries: readonly LoggedEntry[]): void {
-    for (const { cursor } of entries) if (cursor > this.target) this.target = cursor;
+    for (const entry of entries) {
+      if (entry.cursor > this.target) this.target = entry.cursor;
+      this.queue.push(entry);
+    }
+    if (this.queue.length > QUEUE_MAX) this.queue = [];
     this.kick();
   }
 
@@ -205,26 +221,55 @@ export class TransitionPublisher {
     });
   }
 
+  /** The next entries after `sent`: from the queue when it continues there, else from the store. */
+  private async nextPage(): Promise<LoggedEntry[]> {
+    while (this.queue.length > 0 && (this.queue[0] as LoggedEntry).cursor <= this.sent) this.queue.shift();
+    if (this.queue.length > 0 && (this.queue[0] as LoggedEntry).cursor === this.sent + 1) return this.queue.splice(0, PAGE);
+    const page: LoggedEntry[] = [];
+    for await (const entry of readTransitionLog(this.store, this.sent, PAGE)) page.push(entry);
+    return page;
+  }
+
   private async run(): Promise<void> {
-    while (!this.stopped && this.through < this.target) {
+    const inFlight: Array<{ through: number; done: Promise<unknown> }> = [];
+    const confirmFirst = async (): Promise<void> => {
+      const first = inFlight.shift() as { through: number; done: Promise<unknown> };
+      await first.done;
+      await this.store.batch([{ type: 'put', key: PUBLISHED_KEY, value: first.through }]);
+      this.advance(first.through);
+    };
+    while (!this.stopped) {
       try {
-        const page: LoggedEntry[] = [];
-        for await (const entry of readTransitionLog(this.store, this.through, PAGE)) page.push(entry);
-        if (page.length === 0) {
-          // Committed cursors always have entries; none means the log was pruned past them.
-          this.advance(this.target);
-          break;
+        if (this.sent < this.target) {
+          const page = await this.nextPage();
+          if (page.length === 0) {
+            // Committed cursors always have entries; none means the log was pruned past them.
+            const through = this.target;
+            this.sent = through;
+            inFlight.push({ through, done: Promise.resolve() });
+          } else {
+            // Sent in order on one connection: stored in this order.
+            const done = Promise.all(page.filter(({ entry }) => entry.quiet !== true).map(({ entry }) => this.js.publish(SUBJECT, packr.pack(entry), { msgID: transitionMessageId(entry) })));
+            done.catch(() => undefined); // awaited in order below
+            this.sent = (page[page.length - 1] as LoggedEntry).cursor;
+            inFlight.push({ through: this.sent, done });
+          }
+          if (inFlight.length >= PAGES_IN_FLIGHT) await confirmFirst();
+        } else if (inFlight.length > 0) {
+          await confirmFirst();
+        } else {
+          return;
         }
-        // Sent in order on one connection: stored in this order.
-        await Promise.all(page.filter(({ entry }) => entry.quiet !== true).map(({ entry }) => this.js.publish(SUBJECT, packr.pack(entry), { msgID: transitionMessageId(entry) })));
-        const through = (page[page.length - 1] as LoggedEntry).cursor;
-        await this.store.batch([{ type: 'put', key: PUBLISHED_KEY, value: through }]);
-        this.advance(through);
       } catch (error) {
         this.report(`cluster: publishing transitions after ${this.through} failed (tried again in ${RETRY_MS} ms): ${String(error)}`);
+        await Promise.allSettled(inFlight.splice(0).map((page) => page.done));
+        // Sent again from the last confirmed entry (the stream drops the repeats by message id), from the store.
+        this.sent = this.through;
+        this.queue = [];
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS).unref());
       }
     }
+    await Promise.allSettled(inFlight.map((page) => page.done));
   }
 
   private advance(through: number): void {
