@@ -44,7 +44,8 @@ export interface HttpBenchResult {
   readonly seedReport: SeedReport;
   readonly ingest?: Comparison;
   readonly fsync?: Comparison & { readonly via: string };
-  readonly stateless?: Comparison & { readonly stateBytes: number };
+  /** `stateBytes`: the JSON text of `internal_state` (what the client carries sealed); `wholeStateBytes`: of `state`. */
+  readonly stateless?: Comparison & { readonly stateBytes: number; readonly wholeStateBytes?: number };
   /** The threads sweep: ingestion at each `serve --threads` value. */
   readonly threads?: readonly (Comparison & { readonly threads: number })[];
   readonly dataDirBytes: number;
@@ -111,11 +112,13 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
 
     let statelessTarget: ((url: string) => LoadTarget) | undefined;
     let stateBytes = 0;
+    let wholeStateBytes = 0;
     if (options.which.stateless) {
       progress(`preparing ${options.statelessUsers.toLocaleString('en')} stateless users' states`);
       const stateless = new StatelessBodies(options.seed);
       const prepared = await prepareStates(server.url, keys.publicKey, options, stateless);
-      stateBytes = prepared.reduce((sum, p) => sum + Buffer.byteLength(p.state), 0) / prepared.length;
+      wholeStateBytes = prepared.reduce((sum, p) => sum + Buffer.byteLength(p.state), 0) / prepared.length;
+      stateBytes = prepared.reduce((sum, p) => sum + Buffer.byteLength(JSON.stringify((JSON.parse(p.state) as { internal_state: unknown }).internal_state)), 0) / prepared.length;
       statelessTarget = (url) => ({
         url,
         path: '/ccs/v1/segmentation/stateless',
@@ -137,7 +140,7 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
 
     const result: { -readonly [K in keyof HttpBenchResult]: HttpBenchResult[K] } = { seedReport, dataDirBytes: 0 };
     if (options.which.ingest) result.ingest = compare(...ingest);
-    if (statelessTarget !== undefined) result.stateless = { ...compare(...statelessRuns), stateBytes };
+    if (statelessTarget !== undefined) result.stateless = { ...compare(...statelessRuns), stateBytes, wholeStateBytes };
 
     if (options.which.fsync) {
       await server.stop();

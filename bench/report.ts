@@ -171,7 +171,10 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
   };
   line('(1) POST /v2.0/events', h.ingest);
   line(`(2) POST /v2.0/events, fsync${h.fsync ? ` (${h.fsync.via})` : ''}`, h.fsync);
-  line(`(3) POST /ccs/v1/segmentation/stateless, 10 events${h.stateless ? `, ${int(h.stateless.stateBytes)}-byte state` : ''}`, h.stateless);
+  line(
+    `(3) POST /ccs/v1/segmentation/stateless, 10 events${h.stateless ? `, ${int(h.stateless.stateBytes)}-byte internal_state${h.stateless.wholeStateBytes === undefined ? '' : ` (the whole state object with external_state and cohorts: ${int(h.stateless.wholeStateBytes)} bytes)`}` : ''}`,
+    h.stateless,
+  );
   out.push('');
   if (h.threads !== undefined && h.threads.length > 0) {
     out.push(

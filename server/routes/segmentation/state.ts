@@ -7,6 +7,7 @@
 // Version-1 states (D23: `{v: 1, s, e, sig}`, HMAC-SHA256) handed out before are still read, never written.
 
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { pack, unpack } from 'msgpackr';
 import { badBody } from '../../errors.js';
 import { key } from '../../store/layout.js';
@@ -74,6 +75,14 @@ function entriesJson(entries: ReadonlyMap<number, number>): string {
  * distance back from the latest (small integers where epoch milliseconds in JSON take 14 bytes).
  */
 const COMPACT_ENTRIES = 0x8000_0000;
+/**
+ * Set on the length word when what follows it (entries and engine state) is raw DEFLATE, written when that is smaller
+ * (slot tuples repeat small integers and timestamps: about half). Compression adds no length channel the plain
+ * format lacks (format 2's size already follows what the user touched). Inflating is bounded by MAX_PLAINTEXT.
+ */
+const DEFLATED = 0x4000_0000;
+const LENGTH_MASK = 0x3fff_ffff;
+const MAX_PLAINTEXT = 1 << 20;
 
 function compactEntries(entries: ReadonlyMap<number, number>, members: readonly number[]): Buffer | undefined {
   if (members.length !== entries.size || !members.every((code) => entries.has(code))) return undefined;
@@ -105,12 +114,15 @@ export class StateSigner {
   async seal(org: string, user: string, state: UserState, entries: ReadonlyMap<number, number>): Promise<InternalState> {
     const compact = compactEntries(entries, membershipsOf(state));
     const json = compact ?? Buffer.from(entriesJson(entries));
+    const body = Buffer.concat([json, encodeState(state)]);
+    const deflated = deflateRawSync(body);
+    const smaller = deflated.length < body.length;
     const length = Buffer.alloc(4);
-    length.writeUInt32BE(compact === undefined ? json.length : (json.length | COMPACT_ENTRIES) >>> 0);
+    length.writeUInt32BE((json.length | (compact === undefined ? 0 : COMPACT_ENTRIES) | (smaller ? DEFLATED : 0)) >>> 0);
     const iv = randomIv();
     const cipher = createCipheriv('aes-256-gcm', await this.stateKey(org), iv);
     cipher.setAAD(framed([`audience-state:${INTERNAL_STATE_VERSION}`, org, user]));
-    const sealed = Buffer.concat([iv, cipher.update(length), cipher.update(json), cipher.update(encodeState(state)), cipher.final(), cipher.getAuthTag()]);
+    const sealed = Buffer.concat([iv, cipher.update(length), cipher.update(smaller ? deflated : body), cipher.final(), cipher.getAuthTag()]);
     return { v: INTERNAL_STATE_VERSION, c: sealed.toString('base64') };
   }
 
@@ -136,9 +148,10 @@ export class StateSigner {
     // Authenticated: written by this service for this organization and user; a failure below is a format change.
     try {
       const word = plain.readUInt32BE(0);
-      const length = (word & ~COMPACT_ENTRIES) >>> 0;
-      const part = plain.subarray(4, 4 + length);
-      const state = decodeState(new Uint8Array(plain.subarray(4 + length)));
+      const length = word & LENGTH_MASK;
+      const body = (word & DEFLATED) !== 0 ? inflateRawSync(plain.subarray(4), { maxOutputLength: MAX_PLAINTEXT }) : plain.subarray(4);
+      const part = body.subarray(0, length);
+      const state = decodeState(new Uint8Array(body.subarray(length)));
       const entries =
         (word & COMPACT_ENTRIES) !== 0 ? readCompactEntries(part, membershipsOf(state)) : new Map(JSON.parse(part.toString('utf8')) as [number, number][]);
       return { state, entries };
