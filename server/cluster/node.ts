@@ -319,7 +319,9 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       await services.backfill.closed();
       await services.deliveries.stop();
       await services.stream.close();
-      await connection.drain().catch(() => undefined);
+      // Drained when NATS answers; closed in any case: a connection left reconnecting (NATS gone) keeps the process alive.
+      await within(connection.drain(), 5000, 'draining the NATS connection').catch(() => undefined);
+      await connection.close().catch(() => undefined);
       await store.close();
       log?.flush();
     };

@@ -4,7 +4,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliProcess, startCli, tempDir } from '../support/processes.js';
-import { useNatsServer } from '../support/nats.js';
+import { startNatsServer, useNatsServer } from '../support/nats.js';
 
 const nats = useNatsServer();
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -49,4 +49,22 @@ describe('audience serve --cluster', () => {
     running.child.kill('SIGTERM');
     expect((await running.exited).code).toBe(0);
   }, 60_000);
+
+  it('exits on SIGTERM when its NATS server is gone (the connection no longer holds the process open)', async () => {
+    const own = await startNatsServer();
+    cleanups.push(() => own.stop().catch(() => undefined));
+    const dir = await tempDir('audience-cluster-cli-');
+    cleanups.push(dir.remove);
+    const running = startCli(['serve', '--data', join(dir.path, 'data'), '--port', '0', '--threads', '0', '--cluster', own.url, '--cluster-lease-ms', '2000']);
+    cleanups.push(async () => {
+      if (running.child.exitCode === null && running.child.signalCode === null) {
+        running.child.kill('SIGKILL');
+        await running.exited;
+      }
+    });
+    await running.waitFor(/listening on (http:\/\/\S+)/);
+    await own.stop();
+    running.child.kill('SIGTERM');
+    expect((await running.exited).code).toBe(0);
+  }, 90_000);
 });
