@@ -15,6 +15,7 @@ import { retrying } from './nats.js';
 
 export const SIZES_BUCKET = 'audience_sizes';
 const PUBLISH_MS = 200;
+const OFFLINE_PUBLISH_MS = 10_000;
 
 interface Counter {
   readonly gen: number;
@@ -120,11 +121,23 @@ export class ClusterSizes {
     return { size, users, computed_at: new Date(at).toISOString() };
   }
 
-  /** A computation's counts for the partitions this node computed (retried while NATS is unavailable, bounded). */
+  /**
+   * A computation's counts for the partitions this node computed. NATS unavailable is retried for OFFLINE_PUBLISH_MS
+   * in all (not per partition: a stopping node waits for its computations, and must not wait minutes); then it
+   * rejects, the computation is logged as failed, and the next one publishes again.
+   */
   async publishOffline(org: string, code: number, counts: ReadonlyMap<number, { readonly size: number; readonly users: number }>, at: Date): Promise<void> {
-    for (const [partition, count] of counts) {
-      await retrying('publishing an offline count', () => this.kv.put(offlineKey(org, code, partition), JSON.stringify([count.size, count.users, at.getTime()])), 60_000);
-    }
+    const left = new Map(counts);
+    await retrying(
+      'publishing an offline count',
+      async () => {
+        for (const [partition, count] of left) {
+          await this.kv.put(offlineKey(org, code, partition), JSON.stringify([count.size, count.users, at.getTime()]));
+          left.delete(partition);
+        }
+      },
+      OFFLINE_PUBLISH_MS,
+    );
   }
 
   /**
