@@ -2,11 +2,12 @@
 // carried across plan versions (cohorts added and removed) plus the backfill hooks (missingSlots, adoptSlots).
 
 import { describe, expect, it } from 'vitest';
-import { pack } from 'msgpackr';
+import { createHash } from 'node:crypto';
+import { pack, unpack } from 'msgpackr';
 import { EMPTY_CONTEXT } from '../api.js';
 import { EngineError } from '../errors.js';
 import { compilePlan } from '../plan/compile.js';
-import { decodeState, encodeState, STATE_FORMAT } from './codec.js';
+import { decodeState, encodeState, slotSetOf, STATE_FORMAT } from './codec.js';
 import { adoptSlots, missingSlots } from './coverage.js';
 import { SampleGenerator } from '../../test/support/sample-cohorts.js';
 import { segment } from './segment.js';
@@ -227,5 +228,78 @@ describe('format 2: only touched slots', () => {
       state.viewStartTime,
     ]);
     expect(encodeState(copy)).toEqual(encodeState(state));
+  });
+});
+
+describe('format 3: slot ids as a bitmap over the plan\'s slot set', () => {
+  const gen = new SampleGenerator(33);
+  const plan = compilePlan(gen.cohorts(100), 1);
+  const ctx = gen.context();
+  const bitmap = { slotBitmap: true } as const;
+
+  it('is written only on request, about 4 bytes per written slot smaller, and behaves exactly like the original', () => {
+    const state = segment(plan, newUserState(), gen.events(10), ctx).state;
+    const two = encodeState(state);
+    const three = encodeState(state, bitmap);
+    expect([two[1], three[1]]).toEqual([STATE_FORMAT, 3]);
+    const written = (unpack(two.slice()) as unknown[])[14] as unknown[];
+    expect(written.length).toBeGreaterThan(20);
+    // Format 2 spends 4 bytes per written slot id; format 3 one bit per slot of the plan.
+    expect(three.length).toBeLessThanOrEqual(two.length - 4 * written.length + Math.ceil(plan.slots.length / 8) + 2);
+    const copy = decodeState(three);
+    expect(missingSlots(plan, copy)).toEqual([]);
+    expect(encodeState(copy)).toEqual(two);
+    const more = gen.events(200, state.time + MINUTE);
+    const a = segment(plan, state, more, ctx);
+    const b = segment(plan, copy, more, ctx);
+    expect(b.transitions).toEqual(a.transitions);
+    expect(encodeState(b.state, bitmap)).toEqual(encodeState(a.state, bitmap));
+  });
+
+  it('an unbound state is written as format 2 (it has no plan to index)', () => {
+    const bytes = encodeState(segment(plan, newUserState(), gen.events(5), ctx).state);
+    expect(encodeState(decodeState(bytes), bitmap)).toEqual(bytes);
+  });
+
+  it('a slot set unknown here is ENGINE_UNKNOWN_SLOT_SET naming its fingerprint; given by the caller it decodes exactly', () => {
+    const state = segment(plan, newUserState(), gen.events(10), ctx).state;
+    const members = membershipsOf(state);
+    // Another process's plan: this plan's slots and one more, a slot set this process never used.
+    const own = slotSetOf(plan).ids;
+    const other = [...own, 2 ** 52 + 12345].sort((a, b) => a - b);
+    const digest = createHash('sha256').update(other.join(',')).digest();
+    const fingerprint = (digest.readUInt32BE(0) & 0x1f_ffff) * 0x1_0000_0000 + digest.readUInt32BE(4);
+    const fields = unpack(encodeState(state, bitmap)) as unknown[];
+    const bits = fields[13] as Uint8Array;
+    const moved = new Uint8Array((other.length + 7) >> 3);
+    own.forEach((id, bit) => {
+      if ((bits[bit >> 3]! & (0x80 >> (bit & 7))) !== 0) moved[other.indexOf(id) >> 3]! |= 0x80 >> (other.indexOf(id) & 7);
+    });
+    fields[12] = fingerprint;
+    fields[13] = moved;
+    const foreign = new Uint8Array(pack(fields));
+
+    let thrown: unknown;
+    try {
+      decodeState(foreign);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toMatchObject({ code: 'ENGINE_UNKNOWN_SLOT_SET', detail: String(fingerprint) });
+    expect(codeOf(() => decodeState(foreign, { slotSet: () => own }))).toBe('ENGINE_BAD_STATE');
+
+    const copy = decodeState(foreign, { slotSet: (asked) => (asked === fingerprint ? other : undefined) });
+    // Every slot of this plan was in the encoding set: absent ones are initial, none missing.
+    expect(missingSlots(plan, copy)).toEqual([]);
+    // Now known to this process: decodes without being given.
+    expect(membershipsOf(decodeState(foreign))).toEqual(members);
+    const more = gen.events(100, state.time + MINUTE);
+    expect(encodeState(segment(plan, copy, more, ctx).state)).toEqual(encodeState(segment(plan, state, more, ctx).state));
+  });
+
+  it('a bitmap of the wrong length is ENGINE_BAD_STATE', () => {
+    const fields = unpack(encodeState(segment(plan, newUserState(), gen.events(3), ctx).state, bitmap)) as unknown[];
+    fields[13] = new Uint8Array(1);
+    expect(codeOf(() => decodeState(new Uint8Array(pack(fields))))).toBe('ENGINE_BAD_STATE');
   });
 });

@@ -2,5 +2,5 @@
 
 export { UserState, newUserState, membershipsOf } from './user-state.js';
 export { segment, evaluateAt, nextDeadline, type SegmentResult } from './segment.js';
-export { encodeState, decodeState, STATE_FORMAT } from './codec.js';
+export { encodeState, decodeState, slotSetOf, STATE_FORMAT, type EncodeOptions, type DecodeOptions } from './codec.js';
 export { missingSlots, adoptSlots } from './coverage.js';

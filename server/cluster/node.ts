@@ -21,7 +21,7 @@ import type { Store } from '../store/contract.js';
 import { collapseRepeats } from '../log.js';
 import { openServices, type Services } from '../services.js';
 import { createServers, type RunningService, type ServiceOptions } from '../app.js';
-import { stateSecretKey } from '../routes/segmentation/index.js';
+import { slotSetKey, stateSecretKey } from '../routes/segmentation/index.js';
 import type { InitializedOrganization } from '../domain/tenancy/index.js';
 import type { IngestPipeline } from '../ingest/types.js';
 import { CommandStore } from './command-store.js';
@@ -235,7 +235,10 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
     };
     const { http, legacy, segmentation } = createServers(options, routeServices, log, {
       wrap: (server) => routing.wrap(server),
-      segmentation: { createStateSecret: async (org) => void (await control.submit('state-secret', { org })) },
+      segmentation: {
+        createStateSecret: async (org) => void (await control.submit('state-secret', { org })),
+        persistSlotSet: async (org, fingerprint, ids) => void (await control.submit('slot-set', { org, fingerprint, ids })),
+      },
     });
 
     const apply = async (command: Command): Promise<unknown> => {
@@ -255,6 +258,11 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
           if ((await commandStore.get(stateSecretKey(org))) === undefined) {
             await commandStore.batch([{ type: 'put', key: stateSecretKey(org), value: scopedRandomBytes(32).toString('hex') }], { sync: true });
           }
+          return undefined;
+        }
+        case 'slot-set': {
+          const at = slotSetKey(body['org'] as string, body['fingerprint'] as number);
+          if ((await commandStore.get(at)) === undefined) await commandStore.batch([{ type: 'put', key: at, value: body['ids'] }], { sync: true });
           return undefined;
         }
         case 'bootstrap':

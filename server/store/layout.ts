@@ -4,6 +4,8 @@
 // meta         m!{name}                                   format version, partition count, secrets
 //              m!partitions                               partition count, fixed at first open (server/ingest)
 //              m!state-secret!{org}                       secret of stateless states: AES key by HKDF (D42), v1 HMAC (D23)
+//              m!slot-set!{org}!{fingerprint}             sorted slot ids of a plan a stateless state was sealed under
+//                                                         (its bitmap indexes them; engine/state/codec.ts format 3)
 //              m!control-seq                              cluster node: last control-stream command applied (server/cluster)
 //              m!node-id                                  cluster node: its name in the cluster (server/cluster/node.ts)
 //              cw!{partition}                             cluster node: event-log sequence through which it applied the

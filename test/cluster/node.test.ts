@@ -11,6 +11,7 @@ import type { InitializedOrganization } from '../../server/domain/tenancy/index.
 import { tempDir } from '../support/processes.js';
 import { useNatsServer } from '../support/nats.js';
 import { waitUntil } from '../support/wait.js';
+import { prefixEnd } from '../../server/store/contract.js';
 import type { StreamMessage } from '../../server/reactions/stream/hub.js';
 import { partitionOf } from '../../server/domain/events/index.js';
 import { tagOfDelivery } from '../../server/cluster/node-tags.js';
@@ -157,6 +158,15 @@ describe('a cluster of two nodes', () => {
     const pageview = () => ({ name: 'Pageview', time: new Date().toISOString(), properties: {} });
     const first = await call(a, keys.public_key, 'POST', '/ccs/v1/segmentation/stateless', { user_id: randomUUID(), events: [pageview()] });
     expect(first.status).toBe(200);
+    // The slot set the state's bitmap indexes went through the control plane: every node holds it.
+    const slotSets = async (node: ClusterNode) => {
+      const prefix = `m!slot-set!${keys.organization_id}!`;
+      const found: string[] = [];
+      for await (const [k] of node.services.store.iterate({ gte: prefix, lt: prefixEnd(prefix) })) found.push(k);
+      return found;
+    };
+    expect((await slotSets(a)).length).toBeGreaterThan(0);
+    await waitUntil(async () => (await slotSets(b)).length === (await slotSets(a)).length, 'the slot set on node b');
     const second = await call(b, keys.public_key, 'POST', '/ccs/v1/segmentation/stateless', {
       user_id: first.body.user_id,
       state: { internal_state: first.body.state.internal_state },

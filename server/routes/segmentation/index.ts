@@ -45,7 +45,7 @@ import { newUserState, segment, type Transition } from '../../../engine/index.js
 import { parseSegmentationBody, toEngineEvents, toNewEvents, type SegmentationEvent } from './body.js';
 import { PlanCache } from './plans.js';
 import { Publisher, type SegmentationStats } from './publish.js';
-import { StateSigner } from './state.js';
+import { StateSigner, type PersistSlotSet } from './state.js';
 
 export type { SegmentationStats } from './publish.js';
 
@@ -56,7 +56,7 @@ export interface SegmentationHandle {
   totals(): SegmentationStats;
   published(org?: string): Promise<void>;
 }
-export { stateSecretKey, type InternalState } from './state.js';
+export { stateSecretKey, slotSetKey, type InternalState } from './state.js';
 export { MAX_SEGMENTATION_EVENTS } from './body.js';
 
 export type SegmentationDeps = Pick<
@@ -72,6 +72,11 @@ export interface SegmentationOptions {
    * node creates it through the control plane, so that every node seals and opens states with the same key.
    */
   readonly createStateSecret?: (org: string) => Promise<void>;
+  /**
+   * Makes a plan's slot set durable where every node reads it (default: this store). A cluster node writes it
+   * through the control plane, so that a state sealed on one node opens on every other after a plan change.
+   */
+  readonly persistSlotSet?: PersistSlotSet;
 }
 
 const SWITCH = 'synchronous-validation';
@@ -84,7 +89,7 @@ export function registerSegmentationRoutes(
   const { tenancy, cohorts, identity, schemas, imports, pipeline, clock, newId } = services;
   const log = options.log ?? ((line: string) => void process.stderr.write(`${line}\n`));
   const plans = new PlanCache(cohorts);
-  const signer = new StateSigner(services.store, options.createStateSecret);
+  const signer = new StateSigner(services.store, options.createStateSecret, options.persistSlotSet);
   const publisher = new Publisher({ schemas, pipeline, log });
 
   // D6: public keys may call both routes; D7: a private key still needs a secure transport.

@@ -5,6 +5,10 @@
 // 256-bit key of an organization is derived with HKDF-SHA256 from its 32-byte secret kept in the store (the HMAC
 // secret of D23, `m!state-secret!{org}`), so states survive restarts and another organization's key fails the tag.
 // Version-1 states (D23: `{v: 1, s, e, sig}`, HMAC-SHA256) handed out before are still read, never written.
+// The engine state is written in the engine's format 3 (slot ids as a bitmap over the plan's slot set; 4 bytes per
+// touched slot less, about a third of a typical state): the plan's slot set is made durable under
+// `m!slot-set!{org}!{fingerprint}` before the first state that indexes it is handed out, so a state sealed under a
+// plan that changed since (a restart, another cluster node) still opens exactly.
 
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
@@ -12,7 +16,7 @@ import { pack, unpack } from 'msgpackr';
 import { badBody } from '../../errors.js';
 import { key } from '../../store/layout.js';
 import type { Store } from '../../store/contract.js';
-import { decodeState, encodeState, membershipsOf, type UserState } from '../../../engine/index.js';
+import { EngineError, decodeState, encodeState, membershipsOf, slotSetOf, type Plan, type UserState } from '../../../engine/index.js';
 
 /** Version of the `internal_state` envelope written (not of the engine's encoding, which the bytes carry themselves). */
 export const INTERNAL_STATE_VERSION = 2;
@@ -21,6 +25,11 @@ const SIGNED_STATE_VERSION = 1;
 
 /** Where an organization's secret lives (server/store/layout.ts, meta). */
 export const stateSecretKey = (org: string): string => key('m', 'state-secret', org);
+/** Where the sorted slot ids of a slot set a state indexes live (server/store/layout.ts, meta). */
+export const slotSetKey = (org: string, fingerprint: number): string => key('m', 'slot-set', org, String(fingerprint));
+
+/** Makes a slot set durable where every node that may open the state reads it (default: this store, synced). */
+export type PersistSlotSet = (org: string, fingerprint: number, ids: readonly number[]) => Promise<void>;
 
 /** What `state.internal_state` holds on the wire: nothing readable (D42). */
 export interface InternalState {
@@ -99,22 +108,50 @@ function readCompactEntries(bytes: Buffer, members: readonly number[]): Map<numb
   return new Map(members.map((code, i) => [code, latest - (back[i] as number)]));
 }
 
+/**
+ * The authenticated plaintext: length word, entries, engine state. Anything unreadable is 400 1002, except a slot set
+ * unknown here (and not given), which is thrown as it is for the caller to fetch.
+ */
+function readPlain(plain: Buffer, slotSet?: (fingerprint: number) => readonly number[] | undefined): OpenedState {
+  try {
+    const word = plain.readUInt32BE(0);
+    const length = word & LENGTH_MASK;
+    const body = (word & DEFLATED) !== 0 ? inflateRawSync(plain.subarray(4), { maxOutputLength: MAX_PLAINTEXT }) : plain.subarray(4);
+    const part = body.subarray(0, length);
+    const state = decodeState(new Uint8Array(body.subarray(length)), { slotSet });
+    const entries =
+      (word & COMPACT_ENTRIES) !== 0 ? readCompactEntries(part, membershipsOf(state)) : new Map(JSON.parse(part.toString('utf8')) as [number, number][]);
+    return { state, entries };
+  } catch (error) {
+    if (slotSet === undefined && error instanceof EngineError && error.code === 'ENGINE_UNKNOWN_SLOT_SET') throw error;
+    throw invalid('unreadable engine state');
+  }
+}
+
 export class StateSigner {
   /** Secrets by organization; a failed load is forgotten so that the next call retries. */
   private readonly secrets = new Map<string, Promise<Buffer>>();
   /** Derived AES keys by organization (D42). */
   private readonly keys = new Map<string, Promise<Buffer>>();
+  /** Slot sets made durable by this process, by `org fingerprint`; a failed write is forgotten (retried). */
+  private readonly persisted = new Map<string, Promise<void>>();
+  private readonly persistSlotSet: PersistSlotSet;
 
   constructor(
     private readonly store: Store,
     /** Writes the organization's secret elsewhere (a cluster's control plane); then it is read back from the store. */
     private readonly create?: (org: string) => Promise<void>,
-  ) {}
+    persistSlotSet?: PersistSlotSet,
+  ) {
+    this.persistSlotSet =
+      persistSlotSet ?? ((org, fingerprint, ids) => store.batch([{ type: 'put', key: slotSetKey(org, fingerprint), value: [...ids] }], { sync: true }));
+  }
 
   async seal(org: string, user: string, state: UserState, entries: ReadonlyMap<number, number>): Promise<InternalState> {
+    if (state.plan !== undefined) await this.slotSetDurable(org, state.plan);
     const compact = compactEntries(entries, membershipsOf(state));
     const json = compact ?? Buffer.from(entriesJson(entries));
-    const body = Buffer.concat([json, encodeState(state)]);
+    const body = Buffer.concat([json, encodeState(state, { slotBitmap: true })]);
     const deflated = deflateRawSync(body);
     const smaller = deflated.length < body.length;
     const length = Buffer.alloc(4);
@@ -147,17 +184,28 @@ export class StateSigner {
     }
     // Authenticated: written by this service for this organization and user; a failure below is a format change.
     try {
-      const word = plain.readUInt32BE(0);
-      const length = word & LENGTH_MASK;
-      const body = (word & DEFLATED) !== 0 ? inflateRawSync(plain.subarray(4), { maxOutputLength: MAX_PLAINTEXT }) : plain.subarray(4);
-      const part = body.subarray(0, length);
-      const state = decodeState(new Uint8Array(body.subarray(length)));
-      const entries =
-        (word & COMPACT_ENTRIES) !== 0 ? readCompactEntries(part, membershipsOf(state)) : new Map(JSON.parse(part.toString('utf8')) as [number, number][]);
-      return { state, entries };
-    } catch {
-      throw invalid('unreadable engine state');
+      return readPlain(plain);
+    } catch (error) {
+      if (!(error instanceof EngineError && error.code === 'ENGINE_UNKNOWN_SLOT_SET')) throw error;
+      // Sealed under a plan this process has not used: its slot set was made durable before the state left.
+      const fingerprint = Number(error.detail);
+      const ids = await this.store.get<unknown>(slotSetKey(org, fingerprint));
+      if (!Array.isArray(ids) || !ids.every((id) => Number.isSafeInteger(id))) throw invalid('unknown slot set');
+      return readPlain(plain, (asked) => (asked === fingerprint ? (ids as number[]) : undefined));
     }
+  }
+
+  /** Once per plan and process: the plan's slot set durable before a state indexing it is handed out. */
+  private slotSetDurable(org: string, plan: Plan): Promise<void> {
+    const { fingerprint, ids } = slotSetOf(plan);
+    const at = `${org} ${fingerprint}`;
+    let done = this.persisted.get(at);
+    if (done === undefined) {
+      done = this.persistSlotSet(org, fingerprint, ids);
+      this.persisted.set(at, done);
+      done.catch(() => this.persisted.delete(at));
+    }
+    return done;
   }
 
   /** D23 (version 1): `{v, s, e, sig}` verified with the organization's HMAC secret. */
