@@ -92,6 +92,12 @@ const COMPACT_ENTRIES = 0x8000_0000;
 const DEFLATED = 0x4000_0000;
 const LENGTH_MASK = 0x3fff_ffff;
 const MAX_PLAINTEXT = 1 << 20;
+/**
+ * A 4 KiB window and a small hash table: as small as the default's output for states of a few hundred bytes, at about
+ * half the CPU (most of a small input's cost is setting up the default's 32 KiB window and 128 KiB of tables).
+ * Inflating keeps the default window, which reads any raw DEFLATE stream, those sealed before this setting included.
+ */
+const DEFLATE_OPTIONS = { windowBits: 12, memLevel: 4 } as const;
 
 function compactEntries(entries: ReadonlyMap<number, number>, members: readonly number[]): Buffer | undefined {
   if (members.length !== entries.size || !members.every((code) => entries.has(code))) return undefined;
@@ -152,7 +158,7 @@ export class StateSigner {
     const compact = compactEntries(entries, membershipsOf(state));
     const json = compact ?? Buffer.from(entriesJson(entries));
     const body = Buffer.concat([json, encodeState(state, { slotBitmap: true })]);
-    const deflated = deflateRawSync(body);
+    const deflated = deflateRawSync(body, DEFLATE_OPTIONS);
     const smaller = deflated.length < body.length;
     const length = Buffer.alloc(4);
     length.writeUInt32BE((json.length | (compact === undefined ? 0 : COMPACT_ENTRIES) | (smaller ? DEFLATED : 0)) >>> 0);
