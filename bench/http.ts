@@ -11,6 +11,7 @@ import { ratiosOf, spreadOf, type Spread } from './stats.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
 import { generateWireCohorts } from './workload/cohorts.js';
 import { seedWorkload, type Progress, type SeedReport } from './workload/seed.js';
+import { withUsage, type RunUsage } from './usage.js';
 
 export interface HttpBenchOptions {
   readonly seed: number;
@@ -38,6 +39,8 @@ export interface Comparison {
   readonly p50: Spread;
   readonly baselineP99: Spread;
   readonly non2xx: number;
+  /** Where the cores went during the audience runs (usage.ts), each figure over the runs. */
+  readonly usage?: { readonly [K in keyof RunUsage]: Spread };
 }
 
 export interface HttpBenchResult {
@@ -53,8 +56,13 @@ export interface HttpBenchResult {
   readonly earlier?: { readonly at: string; readonly benchmarks: readonly string[] };
 }
 
-function compare(runs: LoadResult[], baselineRuns: LoadResult[]): Comparison {
+function compare(runs: LoadResult[], baselineRuns: LoadResult[], usages: RunUsage[] = []): Comparison {
+  const usage =
+    usages.length === 0
+      ? undefined
+      : (Object.fromEntries((Object.keys(usages[0] as RunUsage) as (keyof RunUsage)[]).map((k) => [k, spreadOf(usages.map((u) => u[k]))])) as Comparison['usage']);
   return {
+    ...(usage !== undefined && { usage }),
     runs,
     baselineRuns,
     rps: spreadOf(runs.map((r) => r.rps)),
@@ -66,6 +74,13 @@ function compare(runs: LoadResult[], baselineRuns: LoadResult[]): Comparison {
     non2xx: runs.reduce((sum, r) => sum + r.non2xx + r.errors + r.timeouts, 0),
   };
 }
+
+/** A benchmark's audience runs, the baseline runs beside them, and what the server used in each audience run. */
+type Runs = [LoadResult[], LoadResult[], RunUsage[]];
+
+const describeUsage = (u: RunUsage): string =>
+  `server ${u.serverCores.toFixed(2)} cores (main thread ${u.mainCores.toFixed(2)}, busiest other ${u.busiestOtherCores.toFixed(2)}), load generator ${u.loadGeneratorCores.toFixed(2)}` +
+  (Number.isFinite(u.eventsPerGroup) ? `, ${u.eventsPerGroup.toFixed(1)} events per group, ${u.groupMs.toFixed(1)} ms per group` : '');
 
 const describe = (r: LoadResult): string =>
   `${Math.round(r.rps).toLocaleString('en')} req/s, p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms` +
@@ -100,14 +115,15 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
       const waited = await waitForIdle(server.pid, 60);
       if (waited > 2) progress(`  (${label}: waited ${waited.toFixed(0)} s for the server to go idle)`);
     };
-    const pair = async (name: string, runs: LoadResult[], baselineRuns: LoadResult[], target: (url: string) => LoadTarget, run: number): Promise<void> => {
+    const pair = async (name: string, [runs, baselineRuns, usages]: Runs, target: (url: string) => LoadTarget, run: number): Promise<void> => {
       const b = await runLoad(target(baseline.url), options.load);
       baselineRuns.push(b);
       progress(`  ${name} run ${run}/${options.runs}: baseline ${describe(b)}`);
       await settle(name);
-      const r = await runLoad(target(server.url), options.load);
+      const { result: r, usage } = await withUsage(server, () => runLoad(target(server.url), options.load));
       runs.push(r);
-      progress(`  ${name} run ${run}/${options.runs}: audience ${describe(r)}  (ratio ${(r.rps / b.rps).toFixed(3)})`);
+      usages.push(usage);
+      progress(`  ${name} run ${run}/${options.runs}: audience ${describe(r)}  (ratio ${(r.rps / b.rps).toFixed(3)}; ${describeUsage(usage)})`);
     };
 
     let statelessTarget: ((url: string) => LoadTarget) | undefined;
@@ -131,11 +147,11 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
     }
 
     await settle('after seeding');
-    const ingest: [LoadResult[], LoadResult[]] = [[], []];
-    const statelessRuns: [LoadResult[], LoadResult[]] = [[], []];
+    const ingest: Runs = [[], [], []];
+    const statelessRuns: Runs = [[], [], []];
     for (let run = 1; run <= options.runs; run++) {
-      if (options.which.ingest) await pair('ingest', ingest[0], ingest[1], trackTarget, run);
-      if (statelessTarget !== undefined) await pair('stateless', statelessRuns[0], statelessRuns[1], statelessTarget, run);
+      if (options.which.ingest) await pair('ingest', ingest, trackTarget, run);
+      if (statelessTarget !== undefined) await pair('stateless', statelessRuns, statelessTarget, run);
     }
 
     const result: { -readonly [K in keyof HttpBenchResult]: HttpBenchResult[K] } = { seedReport, dataDirBytes: 0 };
@@ -148,8 +164,8 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
       const via = 'audience serve --fsync';
       progress(`restarted the server with fsync (${via}), same data`);
       await settle('fsync start');
-      const fsync: [LoadResult[], LoadResult[]] = [[], []];
-      for (let run = 1; run <= options.runs; run++) await pair('ingest --fsync', fsync[0], fsync[1], trackTarget, run);
+      const fsync: Runs = [[], [], []];
+      for (let run = 1; run <= options.runs; run++) await pair('ingest --fsync', fsync, trackTarget, run);
       result.fsync = { ...compare(...fsync), via };
     }
     if (options.which.threads) {
@@ -159,8 +175,8 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
         server = await startServer(false, threads);
         progress(`restarted the server with --threads ${threads}, same data`);
         await settle(`threads ${threads} start`);
-        const runs: [LoadResult[], LoadResult[]] = [[], []];
-        for (let run = 1; run <= options.runs; run++) await pair(`ingest --threads ${threads}`, runs[0], runs[1], trackTarget, run);
+        const runs: Runs = [[], [], []];
+        for (let run = 1; run <= options.runs; run++) await pair(`ingest --threads ${threads}`, runs, trackTarget, run);
         sweep.push({ ...compare(...runs), threads });
       }
       result.threads = sweep;

@@ -2,7 +2,7 @@
 // dir on an ephemeral port) and the baseline; plus their resident memory and CPU time read from /proc.
 
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -127,6 +127,25 @@ async function cpuTicks(pid: number): Promise<number> {
   const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
+}
+
+/** CPU time of each thread of a process, in clock ticks: its main thread (the thread whose id is the pid) and the others. */
+export async function threadCpuTicks(pid: number): Promise<{ readonly main: number; readonly others: ReadonlyMap<string, number> }> {
+  let main = 0;
+  const others = new Map<string, number>();
+  for (const tid of await readdir(`/proc/${pid}/task`)) {
+    let ticks: number;
+    try {
+      const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      ticks = Number(fields[11]) + Number(fields[12]);
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    if (tid === String(pid)) main = ticks;
+    else others.set(tid, ticks);
+  }
+  return { main, others };
 }
 
 /**

@@ -176,6 +176,31 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     h.stateless,
   );
   out.push('');
+  const used = (name: string, c: Comparison | undefined): string | undefined => {
+    const u = c?.usage;
+    if (u === undefined) return undefined;
+    const cores = (v: number): string => v.toFixed(2);
+    const group = Number.isFinite(u.eventsPerGroup.median) ? `${u.eventsPerGroup.median.toFixed(1)} | ${ms(u.groupMs.median)}` : ' | ';
+    return `| ${name} | ${spread(u.serverCores, cores)} | ${spread(u.mainCores, cores)} | ${spread(u.busiestOtherCores, cores)} | ${spread(u.loadGeneratorCores, cores)} | ${group} |`;
+  };
+  const usageRows = [
+    used('(1) POST /v2.0/events', h.ingest),
+    used('(2) the same, --fsync', h.fsync),
+    used('(3) stateless', h.stateless),
+    ...(h.threads ?? []).map((t) => used(`(1) with --threads ${t.threads}`, t)),
+  ].filter((row): row is string => row !== undefined);
+  if (usageRows.length > 0) {
+    out.push(
+      '#### Where the cores went during the audience runs (bench/usage.ts)',
+      '',
+      'CPU seconds over wall seconds from /proc, over each whole run (warm-up included), median (min–max) of the runs: the server process, its main thread (HTTP, routes, the ingest groups\' reads and batches), its busiest other thread (a partition owner, or LevelDB\'s background compaction), and the load generator (this bench process: autocannon). The machine has 2 cores. Events per group and a group\'s time from start to commit come from the server\'s /metrics (stateless: the events it publishes).',
+      '',
+      '| Benchmark | server cores | main thread | busiest other thread | load generator | events per group | group start to commit |',
+      '|---|---|---|---|---|---|---|',
+      ...usageRows,
+      '',
+    );
+  }
   if (h.threads !== undefined && h.threads.length > 0) {
     out.push(
       '#### Threads sweep: POST /v2.0/events by `serve --threads` (same data, the server restarted for each)',

@@ -1,0 +1,70 @@
+// Where the cores went during one run of the server under test: its CPU time (all threads, its main thread, its
+// busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load generator),
+// each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events each ingest group
+// committed and how long a group took from start to commit. So each HTTP row also says what bounded it.
+
+import { threadCpuTicks, type Running } from './processes.js';
+
+/** Clock ticks per second of /proc's CPU times (USER_HZ; 100 on Linux). */
+const TICKS_PER_SECOND = 100;
+
+export interface RunUsage {
+  /** Cores used by the server (CPU seconds over wall seconds), its main thread, and its busiest other thread. */
+  readonly serverCores: number;
+  readonly mainCores: number;
+  readonly busiestOtherCores: number;
+  /** Cores used by this process: autocannon and the bench. */
+  readonly loadGeneratorCores: number;
+  /** Events stored per ingest group commit, and a group's mean time from start to commit (ms). */
+  readonly eventsPerGroup: number;
+  readonly groupMs: number;
+}
+
+interface Counters {
+  readonly events: number;
+  readonly groups: number;
+  readonly groupSeconds: number;
+}
+
+async function counters(url: string): Promise<Counters | undefined> {
+  try {
+    const text = await (await fetch(`${url}/metrics`)).text();
+    const read = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    return { events: read('audience_ingest_events_total'), groups: read('audience_ingest_ticks_total'), groupSeconds: read('audience_ingest_tick_duration_seconds_sum') };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Runs `load` against `server` and measures what the server and this process used meanwhile. */
+export async function withUsage<T>(server: Running, load: () => Promise<T>): Promise<{ result: T; usage: RunUsage }> {
+  const before = await threadCpuTicks(server.pid);
+  const metricsBefore = await counters(server.url);
+  const ownBefore = process.cpuUsage();
+  const start = performance.now();
+  const result = await load();
+  const seconds = (performance.now() - start) / 1000;
+  const own = process.cpuUsage(ownBefore);
+  const after = await threadCpuTicks(server.pid);
+  const metricsAfter = await counters(server.url);
+  const cores = (ticks: number): number => ticks / TICKS_PER_SECOND / seconds;
+  let others = 0;
+  let busiest = 0;
+  for (const [tid, ticks] of after.others) {
+    const used = ticks - (before.others.get(tid) ?? 0);
+    others += used;
+    busiest = Math.max(busiest, used);
+  }
+  const groups = metricsAfter !== undefined && metricsBefore !== undefined ? metricsAfter.groups - metricsBefore.groups : Number.NaN;
+  return {
+    result,
+    usage: {
+      serverCores: cores(after.main - before.main + others),
+      mainCores: cores(after.main - before.main),
+      busiestOtherCores: cores(busiest),
+      loadGeneratorCores: (own.user + own.system) / 1e6 / seconds,
+      eventsPerGroup: metricsAfter !== undefined && metricsBefore !== undefined ? (metricsAfter.events - metricsBefore.events) / groups : Number.NaN,
+      groupMs: metricsAfter !== undefined && metricsBefore !== undefined ? ((metricsAfter.groupSeconds - metricsBefore.groupSeconds) * 1000) / groups : Number.NaN,
+    },
+  };
+}
