@@ -1,0 +1,103 @@
+// What the HTTP benchmarks say about where the cores went: the summary of a CPU profile over its load window, and the
+// usage table of the generated README (a row per benchmark that measured it; none for runs without usage).
+
+import { describe, expect, it } from 'vitest';
+import { summarise } from '../../bench/profile-summary.js';
+import { renderResults, type BenchResults } from '../../bench/report.js';
+import { spreadOf } from '../../bench/stats.js';
+import type { Comparison } from '../../bench/http.js';
+import type { LoadResult } from '../../bench/load.js';
+
+const frame = (functionName: string) => ({ functionName, url: 'file:///x/server/route.js', lineNumber: 9 });
+
+describe('profile summary', () => {
+  it('summarises the last busy run of 3 seconds or more: inclusive and self shares of its time', () => {
+    // root -> handler -> parse; idle beside them. Seconds 0-1 idle, 2-4 busy (handler 1/4, parse 3/4), 5 idle, 6 busy
+    // (a blip, too short to be the load), 7 idle.
+    const nodes = [
+      { id: 1, callFrame: frame('(root)'), children: [2, 4] },
+      { id: 2, callFrame: frame('handler'), children: [3] },
+      { id: 3, callFrame: frame('parse') },
+      { id: 4, callFrame: frame('(idle)') },
+    ];
+    const samples: number[] = [];
+    const timeDeltas: number[] = [];
+    for (let s = 0; s < 8; s++) {
+      for (let k = 0; k < 4; k++) {
+        samples.push((s >= 2 && s <= 4) || s === 6 ? (k === 0 ? 2 : 3) : 4);
+        timeDeltas.push(250_000);
+      }
+    }
+    timeDeltas[0] = 0; // sample i is taken at i x 250 ms (a delta is the time since the sample before)
+    const summary = summarise({ nodes, startTime: 0, samples, timeDeltas });
+    expect(summary.window).toMatchObject({ from: 2, to: 5 });
+    expect(summary.window.busy).toBeGreaterThan(0.9);
+    const share = (list: readonly (readonly [string, number])[], name: string) => list.find(([n]) => n.startsWith(name))?.[1] ?? 0;
+    expect(share(summary.inclusive, 'handler')).toBeCloseTo(1, 1);
+    expect(share(summary.self, 'parse')).toBeCloseTo(0.75, 1);
+    expect(share(summary.self, 'handler')).toBeCloseTo(0.25, 1);
+    expect(summary.perSecond[0]).toBe(0);
+    // A window given by the caller is taken as it is.
+    expect(summarise({ nodes, startTime: 0, samples, timeDeltas }, 0.5, { from: 0, to: 2 }).inclusive.find(([n]) => n.startsWith('handler'))).toBeUndefined();
+  });
+});
+
+describe('usage table', () => {
+  const load: LoadResult = {
+    rps: 1000,
+    ok: 1000,
+    non2xx: 0,
+    errors: 0,
+    timeouts: 0,
+    statusCodes: { 200: 1000 },
+    latency: { p50: 5, p90: 8, p99: 12, p999: 20, max: 30 },
+    bodyBytes: { min: 400, mean: 450, max: 500 },
+  };
+  const comparison = (withUsage: boolean): Comparison => ({
+    runs: [load],
+    baselineRuns: [{ ...load, rps: 10_000 }],
+    rps: spreadOf([1000]),
+    baselineRps: spreadOf([10_000]),
+    ratio: spreadOf([0.1]),
+    p99: spreadOf([12]),
+    p50: spreadOf([5]),
+    baselineP99: spreadOf([3]),
+    non2xx: 0,
+    ...(withUsage && {
+      usage: {
+        serverCores: spreadOf([1.36]),
+        mainCores: spreadOf([0.64]),
+        busiestOtherCores: spreadOf([0.21]),
+        loadGeneratorCores: spreadOf([0.18]),
+        eventsPerGroup: spreadOf([23.5]),
+        groupMs: spreadOf([16.9]),
+      },
+    }),
+  });
+  const results = (withUsage: boolean): BenchResults => ({
+    command: 'npm run bench',
+    machine: { cpu: 'Test CPU', cores: 2, memoryBytes: 2 ** 33, os: 'Linux', node: 'v20', loadAverage: 0.5 },
+    load: { connections: 50, pipelining: 1, durationSeconds: 15, warmupSeconds: 5, timeoutSeconds: 10 },
+    runs: 1,
+    users: 100_000,
+    http: {
+      ok: true,
+      at: 'now',
+      value: {
+        seedReport: { cohorts: 100, users: 100_000, events: 550_000, eventsPerSecond: 2000, members: 1, rows: 1, importLoads: '200', seconds: 1 },
+        ingest: comparison(withUsage),
+        dataDirBytes: 1,
+      },
+    },
+  });
+
+  it('shows the server, main thread, busiest other thread and load generator cores, and the groups', () => {
+    const text = renderResults(results(true));
+    expect(text).toContain('Where the cores went');
+    expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms |');
+  });
+
+  it('has no usage table when no run measured usage (figures kept from an older run)', () => {
+    expect(renderResults(results(false))).not.toContain('Where the cores went');
+  });
+});
