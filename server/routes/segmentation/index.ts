@@ -121,8 +121,8 @@ export function registerSegmentationRoutes(
       if (synchronous) await schemas.verify(org, body.events);
 
       const user = await identity.resolveStateless(org, body.ident);
-      const prior = body.internalState === undefined ? undefined : await signer.open(org, user, body.internalState);
       const plan = plans.planFor(org);
+      const prior = body.internalState === undefined ? undefined : await signer.open(org, user, body.internalState, plan);
       const result = segment(plan, prior?.state ?? newUserState(), toEngineEvents(body.events), await contextFor(org, user));
       const entries = entryTimes(prior?.entries, result.transitions, result.memberships, result.state.time);
       const internal = await signer.seal(org, user, result.state, entries);

@@ -88,5 +88,11 @@ describe('slot sets (engine format 3)', () => {
     vi.resetModules();
     const another = await import('./state.js');
     await expect(new another.StateSigner(bare).open(ORG, USER, { v: 2, c })).rejects.toMatchObject({ code: 1002 });
+    // Given the organization's current plan (the same cohorts), it needs no stored slot set: a cluster node that has
+    // not applied the control plane's copy yet still opens a state sealed under the current plan.
+    const anotherEngine = await import('../../../engine/index.js');
+    const current = anotherEngine.compilePlan(new SampleGenerator(11).cohorts(100), 1);
+    const viaPlan = await new another.StateSigner(bare).open(ORG, USER, { v: 2, c }, current);
+    expect(anotherEngine.membershipsOf(viaPlan.state)).toEqual(members);
   });
 });

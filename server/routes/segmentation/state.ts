@@ -116,7 +116,7 @@ function readCompactEntries(bytes: Buffer, members: readonly number[]): Map<numb
 
 /**
  * The authenticated plaintext: length word, entries, engine state. Anything unreadable is 400 1002, except a slot set
- * unknown here (and not given), which is thrown as it is for the caller to fetch.
+ * neither known here nor given, which is thrown as it is (ENGINE_UNKNOWN_SLOT_SET) for the caller to fetch.
  */
 function readPlain(plain: Buffer, slotSet?: (fingerprint: number) => readonly number[] | undefined): OpenedState {
   try {
@@ -129,7 +129,7 @@ function readPlain(plain: Buffer, slotSet?: (fingerprint: number) => readonly nu
       (word & COMPACT_ENTRIES) !== 0 ? readCompactEntries(part, membershipsOf(state)) : new Map(JSON.parse(part.toString('utf8')) as [number, number][]);
     return { state, entries };
   } catch (error) {
-    if (slotSet === undefined && error instanceof EngineError && error.code === 'ENGINE_UNKNOWN_SLOT_SET') throw error;
+    if (error instanceof EngineError && error.code === 'ENGINE_UNKNOWN_SLOT_SET') throw error;
     throw invalid('unreadable engine state');
   }
 }
@@ -169,8 +169,12 @@ export class StateSigner {
     return { v: INTERNAL_STATE_VERSION, c: sealed.toString('base64') };
   }
 
-  /** Authenticates and decodes a state sent back; anything modified, foreign or malformed is 400 1002 (D23, D42). */
-  async open(org: string, user: string, raw: unknown): Promise<OpenedState> {
+  /**
+   * Authenticates and decodes a state sent back; anything modified, foreign or malformed is 400 1002 (D23, D42).
+   * `plan` (the organization's current plan) names its own slot set: a state sealed under it opens without a store
+   * read even on a cluster node that has not applied the control plane's copy of the slot set yet.
+   */
+  async open(org: string, user: string, raw: unknown, plan?: Plan): Promise<OpenedState> {
     if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) throw invalid('not an object');
     const record = raw as Record<string, unknown>;
     if (record['v'] === SIGNED_STATE_VERSION) return this.openSigned(org, user, record);
@@ -189,15 +193,21 @@ export class StateSigner {
       throw invalid('authentication failed');
     }
     // Authenticated: written by this service for this organization and user; a failure below is a format change.
+    const current = plan === undefined ? undefined : slotSetOf(plan);
     try {
-      return readPlain(plain);
+      return readPlain(plain, current === undefined ? undefined : (asked) => (asked === current.fingerprint ? current.ids : undefined));
     } catch (error) {
       if (!(error instanceof EngineError && error.code === 'ENGINE_UNKNOWN_SLOT_SET')) throw error;
       // Sealed under a plan this process has not used: its slot set was made durable before the state left.
       const fingerprint = Number(error.detail);
       const ids = await this.store.get<unknown>(slotSetKey(org, fingerprint));
       if (!Array.isArray(ids) || !ids.every((id) => Number.isSafeInteger(id))) throw invalid('unknown slot set');
-      return readPlain(plain, (asked) => (asked === fingerprint ? (ids as number[]) : undefined));
+      try {
+        return readPlain(plain, (asked) => (asked === fingerprint ? (ids as number[]) : undefined));
+      } catch (again) {
+        if (again instanceof EngineError) throw invalid('unknown slot set');
+        throw again;
+      }
     }
   }
 
