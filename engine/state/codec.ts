@@ -164,46 +164,39 @@ function decodeFormat1(value: unknown[]): UserState {
 }
 
 function decodeFormat2(value: unknown[]): UserState {
-  if (value.length !== FIELDS_2 && value.length !== FIELDS_2 + 1) throw bad('not a state array');
-  const [, count, time, sessionKey, sessionStartIndex, sessionStart, viewKind, viewKey, viewStartIndex, viewStart, members, fresh, slotSet, slotIds, data] =
-    value;
-  if (!isTime(time)) throw bad('bad trackers');
-  if (!(slotSet === null || (typeof slotSet === 'number' && Number.isSafeInteger(slotSet) && slotSet >= 0))) throw bad('bad slot set');
-  const short = slotIds instanceof Uint8Array;
-  if (short && slotIds.length % 4 !== 0) throw bad('bad slot ids');
-  const ids = short ? fromShortBytes(slotIds) : slotIds;
-  const eventTime = value.length > FIELDS_2 ? since(time, value[FIELDS_2]) : time;
-  const state = build(
-    count,
-    time,
-    eventTime,
-    sessionKey,
-    sessionStartIndex,
-    since(time, sessionStart),
-    viewKind,
-    viewKey,
-    viewStartIndex,
-    since(time, viewStart),
-    members,
-    fresh,
-    ids,
-    data,
-  );
-  state.storedSlots = new FormatTwoSlots(state.stored, typeof slotSet === 'number' ? slotSet : null, short);
-  return state;
+  return decodeLayout2(value, (slotSet, slotIds) => {
+    if (!(slotSet === null || (typeof slotSet === 'number' && Number.isSafeInteger(slotSet) && slotSet >= 0))) throw bad('bad slot set');
+    const short = slotIds instanceof Uint8Array;
+    if (short && slotIds.length % 4 !== 0) throw bad('bad slot ids');
+    return { ids: short ? fromShortBytes(slotIds) : slotIds, slots: (stored) => new FormatTwoSlots(stored, typeof slotSet === 'number' ? slotSet : null, short) };
+  });
 }
 
 function decodeFormat3(value: unknown[], options: DecodeOptions): UserState {
+  return decodeLayout2(value, (slotSet, bitmap) => {
+    if (!(typeof slotSet === 'number' && Number.isSafeInteger(slotSet) && slotSet >= 0)) throw bad('bad slot set');
+    if (!(bitmap instanceof Uint8Array)) throw bad('bad slot bitmap');
+    const encoding = slotSetFor(slotSet, options);
+    if (bitmap.length !== (encoding.sorted.length + 7) >> 3) throw bad('bad slot bitmap');
+    const ids: number[] = [];
+    for (let bit = 0; bit < encoding.sorted.length; bit++) if ((bitmap[bit >> 3]! & (0x80 >> (bit & 7))) !== 0) ids.push(encoding.sorted[bit] as number);
+    return { ids, slots: (stored) => new FormatTwoSlots(stored, slotSet, false, encoding.ids) };
+  });
+}
+
+/**
+ * Formats 2 and 3 share their fields; they differ in how `slotIds` names the written slots (`slotIds` resolves
+ * them with the slot set field, and says how the state's stored slots bind to a plan).
+ */
+function decodeLayout2(
+  value: unknown[],
+  slotIds: (slotSet: unknown, field: unknown) => { ids: unknown; slots: (stored: ReadonlyMap<number, unknown>) => StoredSlots },
+): UserState {
   if (value.length !== FIELDS_2 && value.length !== FIELDS_2 + 1) throw bad('not a state array');
-  const [, count, time, sessionKey, sessionStartIndex, sessionStart, viewKind, viewKey, viewStartIndex, viewStart, members, fresh, slotSet, bitmap, data] =
+  const [, count, time, sessionKey, sessionStartIndex, sessionStart, viewKind, viewKey, viewStartIndex, viewStart, members, fresh, slotSet, field, data] =
     value;
   if (!isTime(time)) throw bad('bad trackers');
-  if (!(typeof slotSet === 'number' && Number.isSafeInteger(slotSet) && slotSet >= 0)) throw bad('bad slot set');
-  if (!(bitmap instanceof Uint8Array)) throw bad('bad slot bitmap');
-  const encoding = slotSetFor(slotSet, options);
-  if (bitmap.length !== (encoding.sorted.length + 7) >> 3) throw bad('bad slot bitmap');
-  const ids: number[] = [];
-  for (let bit = 0; bit < encoding.sorted.length; bit++) if ((bitmap[bit >> 3]! & (0x80 >> (bit & 7))) !== 0) ids.push(encoding.sorted[bit] as number);
+  const { ids, slots } = slotIds(slotSet, field);
   const eventTime = value.length > FIELDS_2 ? since(time, value[FIELDS_2]) : time;
   const state = build(
     count,
@@ -221,7 +214,7 @@ function decodeFormat3(value: unknown[], options: DecodeOptions): UserState {
     ids,
     data,
   );
-  state.storedSlots = new FormatTwoSlots(state.stored, slotSet, false, encoding.ids);
+  state.storedSlots = slots(state.stored);
   return state;
 }
 
