@@ -122,12 +122,14 @@ export async function residentBytes(pid: number): Promise<number> {
   return Number(kb) * 1024;
 }
 
-/** CPU time (user + system) of a process, in clock ticks (1/100 s on Linux). */
-async function cpuTicks(pid: number): Promise<number> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8');
+/** CPU time (user + system) in clock ticks (1/100 s on Linux) of a `/proc/.../stat` file: a process's or a thread's. */
+async function statTicks(path: string): Promise<number> {
+  const stat = await readFile(path, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return Number(fields[11]) + Number(fields[12]);
 }
+
+const cpuTicks = (pid: number): Promise<number> => statTicks(`/proc/${pid}/stat`);
 
 /** CPU time of each thread of a process, in clock ticks: its main thread (the thread whose id is the pid) and the others. */
 export async function threadCpuTicks(pid: number): Promise<{ readonly main: number; readonly others: ReadonlyMap<string, number> }> {
@@ -136,9 +138,7 @@ export async function threadCpuTicks(pid: number): Promise<{ readonly main: numb
   for (const tid of await readdir(`/proc/${pid}/task`)) {
     let ticks: number;
     try {
-      const stat = await readFile(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      ticks = Number(fields[11]) + Number(fields[12]);
+      ticks = await statTicks(`/proc/${pid}/task/${tid}/stat`);
     } catch {
       continue; // the thread ended meanwhile
     }
