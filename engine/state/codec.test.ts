@@ -23,6 +23,21 @@ function codeOf(run: () => unknown): string | undefined {
   return undefined;
 }
 
+/** After the same events, a decoded copy gives the original's transitions and encodes to the same bytes. */
+function expectSameFromHere(
+  plan: ReturnType<typeof compilePlan>,
+  original: ReturnType<typeof newUserState>,
+  copy: ReturnType<typeof newUserState>,
+  events: Parameters<typeof segment>[2],
+  ctx: Parameters<typeof segment>[3],
+  options: Parameters<typeof encodeState>[1] = {},
+): void {
+  const a = segment(plan, original, events, ctx);
+  const b = segment(plan, copy, events, ctx);
+  expect(b.transitions).toEqual(a.transitions);
+  expect(encodeState(b.state, options)).toEqual(encodeState(a.state, options));
+}
+
 describe('encode / decode', () => {
   it('a decoded state behaves exactly like the original', () => {
     const gen = new SampleGenerator(11);
@@ -171,11 +186,7 @@ describe('format 2: only touched slots', () => {
     const copy = decodeState(bytes);
     expect(missingSlots(plan, copy)).toEqual([]);
     expect(encodeState(copy)).toEqual(bytes);
-    const more = gen.events(200, state.time + MINUTE);
-    const a = segment(plan, state, more, ctx);
-    const b = segment(plan, copy, more, ctx);
-    expect(b.transitions).toEqual(a.transitions);
-    expect(encodeState(b.state)).toEqual(encodeState(a.state));
+    expectSameFromHere(plan, state, copy, gen.events(200, state.time + MINUTE), ctx);
   });
 
   it('a user with no events writes no slots', () => {
@@ -249,11 +260,7 @@ describe('format 3: slot ids as a bitmap over the plan\'s slot set', () => {
     const copy = decodeState(three);
     expect(missingSlots(plan, copy)).toEqual([]);
     expect(encodeState(copy)).toEqual(two);
-    const more = gen.events(200, state.time + MINUTE);
-    const a = segment(plan, state, more, ctx);
-    const b = segment(plan, copy, more, ctx);
-    expect(b.transitions).toEqual(a.transitions);
-    expect(encodeState(b.state, bitmap)).toEqual(encodeState(a.state, bitmap));
+    expectSameFromHere(plan, state, copy, gen.events(200, state.time + MINUTE), ctx, bitmap);
   });
 
   it('an unbound state is written as format 2 (it has no plan to index)', () => {
