@@ -27,6 +27,7 @@ import { partitionOf } from '../domain/events/index.js';
 import type { ReactionLookup } from '../domain/reactions/contract.js';
 import { loadCursors, type Committed, type Cursors } from './tick/commit-log.js';
 import { DeadlineScheduler, type DeadlineStats } from './deadlines/scheduler.js';
+import { GroupWriter } from './tick/writer.js';
 
 export interface IngestOptions {
   readonly store: Store;
@@ -157,7 +158,7 @@ export class Pipeline implements IngestPipeline {
       park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
       contextOf: (org, user): Promise<SegmentContext> => this.contexts.contextFor(org, user),
       log,
-      writes: { tail: Promise.resolve() },
+      writer: new GroupWriter(options.store, options.fsync === true),
       cursors,
       reactions: options.reactions,
       committed: (outcome) => {

@@ -1,6 +1,7 @@
 // Groups of partition ticks (server/ingest/README.md): every lane due in an event-loop turn joins ONE group (one
 // executor task, one store batch); one group builds at a time and the next starts as soon as it has built its batch
-// (which is then written, chained); a user in an uncommitted group keeps its later items queued (E1).
+// (which is then written after the earlier groups', tick/writer.ts); a user in an uncommitted group keeps its later
+// items queued (E1).
 
 import { weightOf } from '../../backfill/catchup.js';
 import { orgOf, userOf, type CatchUpItem, type Lane, type LaneItem } from './lane.js';

@@ -1,7 +1,7 @@
 // What a group's batch tells the world besides the events (D36–D38): the global transitions log `t!` (commit order;
 // the live stream's cursors), the reactions' outbox (`od!` + `oq!`: a delivery written in the same batch as the
 // transition or page load that fires it, D37) and the deadline index `dl!` (D36). One CommitLog per group: cursors and
-// outbox sequences are global and taken in build order, which is commit order (batches are chained).
+// outbox sequences are global and taken in build order, which is commit order (writer.ts writes groups in build order).
 
 import type { BatchOp } from '../../store/contract.js';
 import type { LoggedTransition } from '../../domain/events/index.js';

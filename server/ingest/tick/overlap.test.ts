@@ -1,6 +1,6 @@
 // Groups of ticks (server/ingest/README.md "Overlap"): a user's items wait for its uncommitted group, answers come
-// only after their own batch is written, batches are written in build order, minted ids skip the D29 lookup, and a
-// failed batch fails only its own group.
+// only after their own batch is written, batches are written in build order, the groups that waited behind a write
+// share the next batch (tick/writer.ts), minted ids skip the D29 lookup, and a failed batch fails only its own group.
 
 import { afterEach, describe, expect, it } from 'vitest';
 import { readUserEvents } from '../../domain/events/index.js';
@@ -10,10 +10,13 @@ import type { BatchOp } from '../../store/contract.js';
 import { MemoryStore } from '../../store/memory.js';
 import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from '../../../test/support/ingest.js';
 import { openIngestPipeline, type Pipeline } from '../pipeline.js';
+import { sizeKey } from '../keys.js';
 
 const U1 = userId(1);
 const U2 = userId(2);
+const U3 = userId(3);
 const TWO_PAGEVIEWS = cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 2 } });
+const A_PAGEVIEW = cohort(1, { event: 'Pageview', frequency: { greater_than_or_equal_to: 1 } });
 
 /** A memory store whose batches wait until released, one at a time, and can be made to fail; it counts lookups. */
 class GatedStore extends MemoryStore {
@@ -21,10 +24,16 @@ class GatedStore extends MemoryStore {
   gated = false;
   lookedUp: string[] = [];
 
+  /** Batches it refuses (after the gate). */
+  refuse: ((ops: readonly BatchOp[]) => boolean) | undefined;
+  batches: (readonly BatchOp[])[] = [];
+
   override async batch(ops: readonly BatchOp[]): Promise<void> {
+    this.batches.push(ops);
     if (this.gated) {
       await new Promise<void>((resolve, reject) => this.held.push({ ops, release: resolve, fail: reject }));
     }
+    if (this.refuse?.(ops) === true) throw new Error('refused');
     return super.batch(ops);
   }
 
@@ -34,16 +43,27 @@ class GatedStore extends MemoryStore {
   }
 }
 
-let open: Pipeline[] = [];
+let open: { store: GatedStore; pipeline: Pipeline }[] = [];
 
 afterEach(async () => {
-  for (const pipeline of open) await pipeline.close();
+  for (const { store, pipeline } of open) {
+    // A test that failed with a batch held must not hold the close up.
+    store.gated = false;
+    for (const held of store.held.splice(0)) held.release();
+    await pipeline.close();
+  }
   open = [];
 });
 
-async function start(store: GatedStore): Promise<Pipeline> {
-  const pipeline = await openIngestPipeline({ store, plans: new MapPlans(ORG, [TWO_PAGEVIEWS]), contexts: new MapContexts(), now: () => T0 });
-  open.push(pipeline);
+async function start(store: GatedStore, cohorts = [TWO_PAGEVIEWS], partitions?: number): Promise<Pipeline> {
+  const pipeline = await openIngestPipeline({
+    store,
+    plans: new MapPlans(ORG, cohorts),
+    contexts: new MapContexts(),
+    now: () => T0,
+    ...(partitions === undefined ? {} : { partitions }),
+  });
+  open.push({ store, pipeline });
   return pipeline;
 }
 
@@ -120,5 +140,76 @@ describe('groups and overlap', () => {
     const again = await pipeline.append({ org: ORG, user: U1, events: [event(2)] });
     expect(again.memberships).toEqual([]);
     expect(await pipeline.membershipsOf(ORG, U1)).toEqual([]);
+  });
+
+  /** One partition: three users entering one cohort; U1's batch is held while U2's and U3's groups are built. */
+  async function behindOneWrite(store: GatedStore, pipeline: Pipeline, answered: string[]): Promise<Promise<unknown>[]> {
+    store.gated = true;
+    store.batches = []; // not the partition count written when the pipeline opened
+    const appends = [pipeline.append({ org: ORG, user: U1, events: [event(1)] }).then(() => answered.push('u1'))];
+    await turns();
+    appends.push(pipeline.append({ org: ORG, user: U2, events: [event(2)] }).then(() => answered.push('u2')));
+    await turns();
+    appends.push(pipeline.append({ org: ORG, user: U3, events: [event(3)] }).then(() => answered.push('u3')));
+    await turns();
+    // Two more groups were built; they wait behind U1's write and are not written yet.
+    expect(store.held).toHaveLength(1);
+    expect(store.batches).toHaveLength(1);
+    return appends.map((append) => append.catch((error: unknown) => error));
+  }
+
+  it('the groups built while a batch is written share the next one, commit in build order, and count sizes on (D19)', async () => {
+    const store = new GatedStore();
+    const pipeline = await start(store, [A_PAGEVIEW], 1);
+    const answered: string[] = [];
+    const appends = await behindOneWrite(store, pipeline, answered);
+    (store.held.shift() as { release: () => void }).release();
+    await turns();
+    expect(answered).toEqual(['u1']);
+    // ONE batch holds both groups, U2's writes before U3's.
+    expect(store.held).toHaveLength(1);
+    const shared = store.held[0]?.ops ?? [];
+    const firstOf = (user: string): number => shared.findIndex((op) => op.key.includes(user));
+    expect(firstOf(U2)).toBeGreaterThanOrEqual(0);
+    expect(firstOf(U3)).toBeGreaterThan(firstOf(U2));
+    // The partition's counter is written by each group; U3's counts on U2's, which is not committed yet.
+    const counters = shared.filter((op) => op.key === sizeKey(ORG, 1, 0));
+    expect(counters.map((op) => (op.type === 'put' ? op.value : undefined))).toEqual([
+      [0, 2],
+      [0, 3],
+    ]);
+    store.gated = false;
+    (store.held.shift() as { release: () => void }).release();
+    await Promise.all(appends);
+    expect(answered).toEqual(['u1', 'u2', 'u3']);
+    expect(store.batches).toHaveLength(2);
+    expect(pipeline.audienceSize(ORG, 1)).toBe(3);
+    expect(await store.get(sizeKey(ORG, 1, 0))).toEqual([0, 3]);
+  });
+
+  it('a shared batch that fails is written again one group at a time: only the group whose writes fail is refused', async () => {
+    const store = new GatedStore();
+    const pipeline = await start(store, [A_PAGEVIEW], 1);
+    const answered: string[] = [];
+    const appends = await behindOneWrite(store, pipeline, answered);
+    store.refuse = (ops) => ops.some((op) => op.key.includes(U2));
+    store.gated = false;
+    (store.held.shift() as { release: () => void }).release();
+    const [first, second, third] = await Promise.all(appends);
+    expect(first).toBe(1);
+    expect(second).toBeInstanceOf(ServiceError);
+    expect((second as ServiceError).code).toBe(5000);
+    expect(answered).toEqual(['u1', 'u3']);
+    expect(third).toBe(2);
+    // U1's batch, the shared one (refused), U2's alone (refused), U3's alone.
+    expect(store.batches.map((ops) => [U1, U2, U3].filter((user) => ops.some((op) => op.key.includes(user))))).toEqual([[U1], [U2, U3], [U2], [U3]]);
+    expect(await readUserEvents(store, ORG, U2)).toHaveLength(0);
+    expect((await readUserEvents(store, ORG, U3)).map((e) => e.id)).toEqual([event(3).id]);
+    // U3's counter was counted again without U2's.
+    expect(await store.get(sizeKey(ORG, 1, 0))).toEqual([0, 2]);
+    expect(pipeline.audienceSize(ORG, 1)).toBe(2);
+    store.refuse = undefined;
+    await pipeline.append({ org: ORG, user: U2, events: [event(2)] });
+    expect(pipeline.audienceSize(ORG, 1)).toBe(3);
   });
 });

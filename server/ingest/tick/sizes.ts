@@ -9,9 +9,12 @@ import { SIZES_PREFIX, parseSizeKey, sizeKey } from '../keys.js';
 
 /** A partition's counter of one cohort: the generation it counts and the number of members. */
 interface PartitionCount {
-  gen: number;
-  count: number;
+  readonly gen: number;
+  readonly count: number;
 }
+
+/** Counts of one store batch not committed yet, by counter and partition (AudienceSizes.opsFor). */
+export type PendingCounts = Map<string, PartitionCount>;
 
 /** The stored form `[gen, count]`; a bare number is a counter written before generations (generation 0). */
 type StoredCount = number | readonly [number, number];
@@ -103,16 +106,23 @@ export class AudienceSizes {
     return this.counters.get(counterId(org, code)) ?? NO_COUNTS;
   }
 
-  /** The writes that store the partition's counters after `deltas` (nothing changes in memory yet). */
-  opsFor(partition: number, deltas: SizeDeltas): BatchOp[] {
-    const next = new Map<string, { org: string; code: number; count: PartitionCount }>();
+  /**
+   * The writes that store the partition's counters after `deltas` (nothing changes in memory yet). `pending` holds the
+   * counts left by the groups written before this one in the same store batch (tick/writer.ts): they are counted on,
+   * and this group's counts are recorded there for the groups after it.
+   */
+  opsFor(partition: number, deltas: SizeDeltas, pending: PendingCounts = new Map()): BatchOp[] {
+    const written = new Map<string, { org: string; code: number; count: PartitionCount }>();
     for (const { org, code, gen, delta } of deltas.deltas.values()) {
       const id = counterId(org, code);
-      const current = next.get(id)?.count ?? this.counters.get(id)?.get(partition) ?? { gen: 0, count: 0 };
+      const at = `${id}\u0000${partition}`;
+      const current = pending.get(at) ?? this.counters.get(id)?.get(partition) ?? { gen: 0, count: 0 };
       const applied = applyDelta(current, gen, delta);
-      if (applied !== current) next.set(id, { org, code, count: applied });
+      if (applied === current) continue;
+      pending.set(at, applied);
+      written.set(id, { org, code, count: applied });
     }
-    return [...next.values()].map(({ org, code, count }) => ({ type: 'put' as const, key: sizeKey(org, code, partition), value: [count.gen, count.count] }));
+    return [...written.values()].map(({ org, code, count }) => ({ type: 'put' as const, key: sizeKey(org, code, partition), value: [count.gen, count.count] }));
   }
 
   /** Applies a committed tick's deltas in memory (before its requests are answered: D19 counts every ack). */

@@ -1,8 +1,9 @@
 // A group of partition ticks (ARCHITECTURE "The ingest path"): each lane's items in arrival order: resolve retried
 // ids (D29), find each user's state (resident in its partition owner, or loaded: snapshot + later events), catch up
-// users behind the plan (server/backfill/README.md), compute on the owners (one task each), then ONE store batch for
-// the group (events with their transitions, extra ops, size counters, snapshots), chained after the batches built
-// before it, then update the cache and sizes and answer the requests.
+// users behind the plan (server/backfill/README.md), compute on the owners (one task each), then the group's writes
+// (events with their transitions, extra ops, size counters, snapshots) in one store batch, written after the groups
+// built before it (writer.ts: with those that waited behind the same write), then update the cache and sizes and
+// answer the requests.
 
 import type { EngineEvent, SegmentContext } from '../../../engine/api.js';
 import type { Store } from '../../store/contract.js';
@@ -25,6 +26,7 @@ import { carriedSnapshotOps, forgetCarried, loadStates, snapshotDue } from './st
 import { unstorable } from './isolate.js';
 import { CommitLog, type Committed, type Cursors } from './commit-log.js';
 import type { ReactionLookup } from '../../domain/reactions/contract.js';
+import type { GroupWriter } from './writer.js';
 
 export { FreshEvent } from './retries.js';
 export type { PlanInfo } from '../plan-info.js';
@@ -45,8 +47,8 @@ export interface TickEnv {
   /** Snapshot a user whose state has been newer than its snapshot for this long. */
   readonly snapshotAfterMs: number;
   readonly catchUp: CatchUpLimits;
-  /** The chain of group batches (written one after another, in the order they were built). */
-  readonly writes: WriteChain;
+  /** Writes the groups' batches in the order they were built, merging those that wait behind a write (writer.ts). */
+  readonly writer: GroupWriter;
   /** The global transitions log's cursor and the outbox sequence, as last taken (commit-log.ts). */
   readonly cursors: Cursors;
   /** D37: the reactions a transition or page load fires (none: no outbox). */
@@ -114,18 +116,14 @@ interface LaneTick {
   active: readonly LaneItem[];
 }
 
-/** The store writes of the groups, chained: each batch is written after the previous one has committed. */
-export interface WriteChain {
-  tail: Promise<void>;
-}
-
 /**
- * Runs the ticks of several lanes as ONE group: one idempotency lookup, one executor task and ONE store batch (each
- * lane's part keeps its own sequences, order and counters). Once the batch is built, `built()` is called: the lanes
- * may build their next group while this one is written. Batches are written in the order they were built (the
- * chain), size counters are computed just before the write from the committed counts, and requests are answered
- * after their own batch is written. Never throws: a failure rejects every item of the group (500, code 5000), drops
- * their cached states and the snapshots the batch held; nothing of the batch was written.
+ * Runs the ticks of several lanes as ONE group: one idempotency lookup, one executor task and one store batch (each
+ * lane's part keeps its own sequences, order and counters; groups that waited behind the same write share it,
+ * writer.ts). Once its writes are built, `built()` is called: the lanes may build their next group while this one is
+ * written. Groups are written in the order they were built, size counters are computed just before the write from
+ * the committed counts, and requests are answered after their own batch is written. Never throws: a failure rejects
+ * every item of the group (500, code 5000), drops their cached states and the snapshots the batch held; nothing of
+ * the group was written.
  */
 export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: () => void = () => undefined): Promise<void> {
   const started = performance.now();
@@ -174,33 +172,34 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
       return part;
     });
     log = { commitLog, taken: commitLog.taken() };
-    const previous = env.writes.tail;
-    let written = (): void => undefined;
-    env.writes.tail = new Promise<void>((resolve) => {
-      written = resolve;
+    // Handed to the writer now, in build order: written after every group built before it, maybe in one batch with
+    // the groups built while an earlier batch was written (writer.ts).
+    const written = env.writer.write({
+      ops: (pending) => {
+        // Snapshots the owners encoded for asks (older than anything of this group: written first, a newer one wins).
+        const ops = carriedSnapshotOps(carried);
+        for (const part of parts) for (const op of part.ops) ops.push(op);
+        for (const op of commitLog.ops) ops.push(op);
+        for (const op of commitLog.finish()) ops.push(op);
+        // D19: counters from the committed counts and those of the groups before it in the same batch.
+        ticks.forEach((tick, i) => {
+          for (const op of env.sizes.opsFor(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas, pending)) ops.push(op);
+        });
+        return ops;
+      },
+      commit: () => {
+        ticks.forEach((tick, i) => commit(env, tick, (parts[i] as (typeof parts)[number]).deltas));
+        for (const tick of ticks) askEvictedOwn(env, tick);
+        try {
+          const events = allocated.reduce((sum, { from, to }) => sum + (to - from), 0);
+          env.committed(commitLog.committed(events, performance.now() - started));
+        } catch (error) {
+          env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
+        }
+      },
     });
     built();
-    try {
-      await previous;
-      // Snapshots the owners encoded for asks (older than anything of this group: written first, a newer one wins).
-      const ops = carriedSnapshotOps(carried);
-      for (const part of parts) for (const op of part.ops) ops.push(op);
-      for (const op of commitLog.ops) ops.push(op);
-      for (const op of commitLog.finish()) ops.push(op);
-      // D19: counters from the committed counts (every earlier batch has committed and applied its deltas).
-      ticks.forEach((tick, i) => ops.push(...env.sizes.opsFor(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas)));
-      if (ops.length > 0) await env.store.batch(ops, env.fsync ? { sync: true } : undefined);
-      ticks.forEach((tick, i) => commit(env, tick, (parts[i] as (typeof parts)[number]).deltas));
-      for (const tick of ticks) askEvictedOwn(env, tick);
-      try {
-        const events = allocated.reduce((sum, { from, to }) => sum + (to - from), 0);
-        env.committed(commitLog.committed(events, performance.now() - started));
-      } catch (error) {
-        env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
-      }
-    } finally {
-      written();
-    }
+    await written;
   } catch (error) {
     const count = ticks.reduce((sum, tick) => sum + tick.items.length, 0);
     env.log(`ingest: tick of partition(s) ${ticks.map((tick) => tick.lane.partition).join(',')} with ${count} item(s) failed: ${describe(error)}`);

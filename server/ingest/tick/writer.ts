@@ -1,0 +1,96 @@
+// The groups' store writes (server/ingest/README.md): group commit across groups. Groups hand their writes over in
+// the order they were built. While one store batch is in flight, the groups built meanwhile wait, and are then
+// written TOGETHER as one store batch (one LevelDB write, one fsync with --fsync), in build order, so a later put of
+// a key wins as it would in separate batches. After a write, every group of it commits in build order (sizes,
+// cache, answers) before the next write is prepared.
+//
+// Why: a group builds in about a millisecond when its users are resident, faster than a synced write, so with one
+// batch per group the groups queued behind the writes one by one (measured with --fsync: groups of one or two
+// events, each waiting 40-55 ms for the writes before it, each write ~1.2 ms).
+//
+// A merged batch that fails is written again one group at a time, so a group fails only for its own writes (D40) or
+// for the store's, exactly as if it had been written alone.
+
+import type { BatchOp, Store } from '../../store/contract.js';
+import type { PendingCounts } from './sizes.js';
+
+export interface GroupWrite {
+  /**
+   * The group's writes, built when its write is prepared (maybe again, if a merged write failed). Size counters are
+   * counted on top of `pending`: the counts the groups before it in the same batch leave (sizes.ts `opsFor`).
+   */
+  ops(pending: PendingCounts): BatchOp[];
+  /** After its batch was written: called in build order, before the next batch is prepared. */
+  commit(): void;
+}
+
+interface Waiting {
+  readonly job: GroupWrite;
+  readonly resolve: () => void;
+  readonly reject: (error: unknown) => void;
+}
+
+export class GroupWriter {
+  private queue: Waiting[] = [];
+  private writing = false;
+  /** Store batches written (for tests and metrics: groups per write). */
+  batches = 0;
+
+  constructor(
+    private readonly store: Store,
+    private readonly sync: boolean,
+  ) {}
+
+  /** Resolves once the group's writes are stored and it has committed; rejects when they could not be stored. */
+  write(job: GroupWrite): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.queue.push({ job, resolve, reject });
+      if (!this.writing) void this.drain();
+    });
+  }
+
+  private async drain(): Promise<void> {
+    this.writing = true;
+    try {
+      while (this.queue.length > 0) {
+        const waiting = this.queue;
+        this.queue = [];
+        const failure = await this.attempt(waiting);
+        if (failure === undefined) continue;
+        if (waiting.length === 1) (waiting[0] as Waiting).reject(failure.error);
+        else {
+          for (const one of waiting) {
+            const alone = await this.attempt([one]);
+            if (alone !== undefined) one.reject(alone.error);
+          }
+        }
+      }
+    } finally {
+      this.writing = false;
+    }
+  }
+
+  /** Writes the groups as one batch and commits them; answers the failure instead when the batch was not written. */
+  private async attempt(waiting: readonly Waiting[]): Promise<{ error: unknown } | undefined> {
+    try {
+      const pending: PendingCounts = new Map();
+      const ops: BatchOp[] = [];
+      for (const { job } of waiting) for (const op of job.ops(pending)) ops.push(op);
+      if (ops.length > 0) {
+        this.batches += 1;
+        await this.store.batch(ops, this.sync ? { sync: true } : undefined);
+      }
+    } catch (error) {
+      return { error };
+    }
+    for (const one of waiting) {
+      try {
+        one.job.commit();
+        one.resolve();
+      } catch (error) {
+        one.reject(error);
+      }
+    }
+    return undefined;
+  }
+}
