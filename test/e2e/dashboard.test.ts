@@ -64,8 +64,9 @@ const waitText = (selector: string, expected: string | RegExp, tab: Page = page)
     typeof expected !== 'string',
   );
 
-/** Sets a field's value as typing would end (an input event), without typing it key by key. */
+/** Sets a field's value as typing would end (an input event), without typing it key by key; waits for the field. */
 async function fill(selector: string, value: string, tab: Page = page): Promise<void> {
+  await tab.waitForSelector(selector);
   await tab.$eval(
     selector,
     (el, text) => {

@@ -2,7 +2,7 @@
 // and of entries and exits per minute over the last day (the series route); edit; enable or disable; recompute an
 // offline one (D20); delete (a 409 names the cohorts whose queries name it, D18).
 
-import { useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { html } from '../html.js';
 import type { Session } from '../main.js';
 import { ActionButton, count, ErrorLine, useLoad, when } from '../ui.js';
@@ -22,20 +22,28 @@ export function CohortPage({ session, id }: { session: Session; id: string }) {
   const [error, setError] = useState<string | undefined>();
   const c = cohort.data;
 
-  // Live: a transition of this cohort moves the size at once and refreshes the charts (at most every 2 s).
+  // Live: a transition of this cohort moves the size at once. The cohort and its charts are read again shortly after
+  // (at most every 2 s) and whenever the stream reopens: a read already in flight when a transition arrived answers
+  // the size before it, and would otherwise leave the page a step behind until the next transition.
+  const resync = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  useEffect(() => () => clearTimeout(resync.current), []);
   useEffect(() => {
-    let pending: ReturnType<typeof setTimeout> | undefined;
+    const again = () => {
+      cohort.reload();
+      series.reload();
+    };
+    const offOpen = session.live?.onOpen(again);
     const off = session.live?.subscribe((t) => {
       if (t.cohort.id !== id || cohort.data === undefined || cohort.data.live_audience_size === undefined) return;
       cohort.set({ ...cohort.data, live_audience_size: Math.max(0, cohort.data.live_audience_size + (t.kind === 'entered' ? 1 : -1)) });
-      pending ??= setTimeout(() => {
-        pending = undefined;
-        series.reload();
+      resync.current ??= setTimeout(() => {
+        resync.current = undefined;
+        again();
       }, 2000);
     });
     return () => {
+      offOpen?.();
       off?.();
-      if (pending !== undefined) clearTimeout(pending);
     };
   }, [id, cohort.data]);
 
