@@ -18,19 +18,22 @@ export interface RunUsage {
   /** Events stored per ingest group commit, and a group's mean time from start to commit (ms). */
   readonly eventsPerGroup: number;
   readonly groupMs: number;
+  /** Groups per store batch (groups built while a batch is written share the next one). */
+  readonly groupsPerBatch: number;
 }
 
 interface Counters {
   readonly events: number;
   readonly groups: number;
   readonly groupSeconds: number;
+  readonly batches: number;
 }
 
 async function counters(url: string): Promise<Counters | undefined> {
   try {
     const text = await (await fetch(`${url}/metrics`)).text();
     const read = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-    return { events: read('audience_ingest_events_total'), groups: read('audience_ingest_ticks_total'), groupSeconds: read('audience_ingest_tick_duration_seconds_sum') };
+    return { events: read('audience_ingest_events_total'), groups: read('audience_ingest_ticks_total'), groupSeconds: read('audience_ingest_tick_duration_seconds_sum'), batches: read('audience_ingest_store_batches_total') };
   } catch {
     return undefined;
   }
@@ -65,6 +68,7 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
       loadGeneratorCores: (own.user + own.system) / 1e6 / seconds,
       eventsPerGroup: metricsAfter !== undefined && metricsBefore !== undefined ? (metricsAfter.events - metricsBefore.events) / groups : Number.NaN,
       groupMs: metricsAfter !== undefined && metricsBefore !== undefined ? ((metricsAfter.groupSeconds - metricsBefore.groupSeconds) * 1000) / groups : Number.NaN,
+      groupsPerBatch: metricsAfter !== undefined && metricsBefore !== undefined ? groups / (metricsAfter.batches - metricsBefore.batches) : Number.NaN,
     },
   };
 }

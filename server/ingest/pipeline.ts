@@ -305,7 +305,7 @@ export class Pipeline implements IngestPipeline {
   stats(): PipelineStats {
     let queued = 0;
     for (const lane of this.lanes) queued += lane.load;
-    return { queued, cacheBytes: this.cache.bytes, cacheEntries: this.cache.size, cacheHits: this.cache.hits, cacheMisses: this.cache.misses };
+    return { queued, cacheBytes: this.cache.bytes, cacheEntries: this.cache.size, cacheHits: this.cache.hits, cacheMisses: this.cache.misses, storeBatches: this.env.writer.batches };
   }
 
   deadlineStats(): DeadlineStats | undefined {

@@ -66,6 +66,8 @@ export interface PipelineStats {
   readonly cacheEntries: number;
   readonly cacheHits: number;
   readonly cacheMisses: number;
+  /** Store batches the groups were written in: the groups built while a batch is written share the next one. */
+  readonly storeBatches: number;
 }
 
 export interface IngestPipeline {

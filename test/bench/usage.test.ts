@@ -71,6 +71,7 @@ describe('usage table', () => {
         loadGeneratorCores: spreadOf([0.18]),
         eventsPerGroup: spreadOf([23.5]),
         groupMs: spreadOf([16.9]),
+        groupsPerBatch: spreadOf([1.25]),
       },
     }),
   });
@@ -91,10 +92,10 @@ describe('usage table', () => {
     },
   });
 
-  it('shows the server, main thread, busiest other thread and load generator cores, and the groups', () => {
+  it('shows the server, main thread, busiest other thread and load generator cores, the groups and groups per store batch', () => {
     const text = renderResults(results(true));
     expect(text).toContain('Where the cores went');
-    expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms |');
+    expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms | 1.25 |');
   });
 
   it('has no usage table when no run measured usage (figures kept from an older run)', () => {

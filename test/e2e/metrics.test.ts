@@ -51,6 +51,9 @@ describe('GET /metrics', () => {
     // Three tracked events, the stateful call's one and the stateless call's none (its only event was dropped).
     expect(moved('audience_ingest_events_total')).toBe(4);
     expect(moved('audience_transitions_total', 'kind="entered"')).toBe(1);
+    // Groups share a store batch only when built during another's write: never more batches than groups.
+    expect(moved('audience_ingest_store_batches_total')).toBeGreaterThanOrEqual(3);
+    expect(moved('audience_ingest_store_batches_total')).toBeLessThanOrEqual(moved('audience_ingest_ticks_total'));
     for (const gauge of ['audience_lane_queue_depth', 'audience_state_cache_bytes', 'audience_stream_clients', 'audience_store_bytes', 'audience_deadlines_in_flight', 'audience_backfill_users_remaining']) {
       expect(after).toMatch(new RegExp(`^${gauge} \\d+`, 'm'));
     }
