@@ -180,7 +180,10 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     const u = c?.usage;
     if (u === undefined) return undefined;
     const cores = (v: number): string => v.toFixed(2);
-    const group = Number.isFinite(u.eventsPerGroup.median) ? `${u.eventsPerGroup.median.toFixed(1)} | ${ms(u.groupMs.median)} | ${Number.isFinite(u.groupsPerBatch?.median) ? u.groupsPerBatch.median.toFixed(2) : ''}` : ' |  | ';
+    const optional = (s: Spread | undefined, format: (v: number) => string): string => (s !== undefined && Number.isFinite(s.median) ? format(s.median) : '');
+    const group = Number.isFinite(u.eventsPerGroup.median)
+      ? `${u.eventsPerGroup.median.toFixed(1)} | ${ms(u.groupMs.median)} | ${optional(u.groupsPerBatch, (v) => v.toFixed(2))} | ${optional(u.residentShare, (v) => `${(v * 100).toFixed(0)} %`)}`
+      : ' |  |  | ';
     return `| ${name} | ${spread(u.serverCores, cores)} | ${spread(u.mainCores, cores)} | ${spread(u.busiestOtherCores, cores)} | ${spread(u.loadGeneratorCores, cores)} | ${group} |`;
   };
   const usageRows = [
@@ -193,10 +196,10 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     out.push(
       '#### Where the cores went during the audience runs (bench/usage.ts)',
       '',
-      'CPU seconds over wall seconds from /proc, over each whole run (warm-up included), median (min–max) of the runs: the server process, its main thread (HTTP, routes, the ingest groups\' reads and batches), its busiest other thread (a partition owner, or LevelDB\'s background compaction), and the load generator (this bench process: autocannon). The machine has 2 cores. Events per group, a group\'s time from start to commit and groups per store batch (the groups built while a batch is written share the next one) come from the server\'s /metrics (stateless: the events it publishes).',
+      'CPU seconds over wall seconds from /proc, over each whole run (warm-up included), median (min–max) of the runs: the server process, its main thread (HTTP, routes, the ingest groups\' reads and batches), its busiest other thread (a partition owner, or LevelDB\'s background compaction), and the load generator (this bench process: autocannon). The machine has 2 cores. Events per group, a group\'s time from start to commit and groups per store batch (the groups built while a batch is written share the next one) and the share of state lookups that found the user resident (the others load a snapshot and the later events from LevelDB) come from the server\'s /metrics (stateless: the events it publishes).',
       '',
-      '| Benchmark | server cores | main thread | busiest other thread | load generator | events per group | group start to commit | groups per store batch |',
-      '|---|---|---|---|---|---|---|---|',
+      '| Benchmark | server cores | main thread | busiest other thread | load generator | events per group | group start to commit | groups per store batch | users resident |',
+      '|---|---|---|---|---|---|---|---|---|',
       ...usageRows,
       '',
     );

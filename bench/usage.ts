@@ -1,7 +1,8 @@
 // Where the cores went during one run of the server under test: its CPU time (all threads, its main thread, its
 // busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load generator),
 // each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events each ingest group
-// committed and how long a group took from start to commit. So each HTTP row also says what bounded it.
+// committed, how long a group took from start to commit, how many groups shared a store batch and how many state
+// lookups found the user resident. So each HTTP row also says what bounded it.
 
 import { threadCpuTicks, type Running } from './processes.js';
 
@@ -20,6 +21,8 @@ export interface RunUsage {
   readonly groupMs: number;
   /** Groups per store batch (groups built while a batch is written share the next one). */
   readonly groupsPerBatch: number;
+  /** Share of the state lookups that found the user resident (the others loaded a snapshot and later events). */
+  readonly residentShare: number;
 }
 
 interface Counters {
@@ -27,13 +30,22 @@ interface Counters {
   readonly groups: number;
   readonly groupSeconds: number;
   readonly batches: number;
+  readonly hits: number;
+  readonly misses: number;
 }
 
 async function counters(url: string): Promise<Counters | undefined> {
   try {
     const text = await (await fetch(`${url}/metrics`)).text();
     const read = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
-    return { events: read('audience_ingest_events_total'), groups: read('audience_ingest_ticks_total'), groupSeconds: read('audience_ingest_tick_duration_seconds_sum'), batches: read('audience_ingest_store_batches_total') };
+    return {
+      events: read('audience_ingest_events_total'),
+      groups: read('audience_ingest_ticks_total'),
+      groupSeconds: read('audience_ingest_tick_duration_seconds_sum'),
+      batches: read('audience_ingest_store_batches_total'),
+      hits: read('audience_state_cache_hits_total'),
+      misses: read('audience_state_cache_misses_total'),
+    };
   } catch {
     return undefined;
   }
@@ -58,7 +70,9 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
     others += used;
     busiest = Math.max(busiest, used);
   }
-  const groups = metricsAfter !== undefined && metricsBefore !== undefined ? metricsAfter.groups - metricsBefore.groups : Number.NaN;
+  const moved = (name: keyof Counters): number => (metricsAfter !== undefined && metricsBefore !== undefined ? metricsAfter[name] - metricsBefore[name] : Number.NaN);
+  const groups = moved('groups');
+  const hits = moved('hits');
   return {
     result,
     usage: {
@@ -66,9 +80,10 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
       mainCores: cores(after.main - before.main),
       busiestOtherCores: cores(busiest),
       loadGeneratorCores: (own.user + own.system) / 1e6 / seconds,
-      eventsPerGroup: metricsAfter !== undefined && metricsBefore !== undefined ? (metricsAfter.events - metricsBefore.events) / groups : Number.NaN,
-      groupMs: metricsAfter !== undefined && metricsBefore !== undefined ? ((metricsAfter.groupSeconds - metricsBefore.groupSeconds) * 1000) / groups : Number.NaN,
-      groupsPerBatch: metricsAfter !== undefined && metricsBefore !== undefined ? groups / (metricsAfter.batches - metricsBefore.batches) : Number.NaN,
+      eventsPerGroup: moved('events') / groups,
+      groupMs: (moved('groupSeconds') * 1000) / groups,
+      groupsPerBatch: groups / moved('batches'),
+      residentShare: hits / (hits + moved('misses')),
     },
   };
 }
