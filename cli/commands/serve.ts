@@ -9,6 +9,7 @@ import { startClusterNode, type ClusterOptions } from '../../server/cluster/node
 import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
 import { defaultStateCacheBytes } from '../../server/ingest/index.js';
+import { defaultContextCacheBytes } from '../../server/domain/imports/index.js';
 import { describeKeys } from './init.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
 
@@ -27,6 +28,7 @@ interface ServeOptions {
   offlineEvery: string;
   maxSchemaPaths: string;
   stateCacheBytes?: string;
+  contextCacheBytes?: string;
   maxEventNames: string;
   schemaCacheBytes: string;
   deliveryHorizon: string;
@@ -70,6 +72,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60'))
     .addOption(envOption('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000'))
     .addOption(envOption('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`))
+    .addOption(envOption('--context-cache-bytes <bytes>', `memory for users' imported data (segment memberships, connections rows) read for the engine; least recently used ones are forgotten (D40; default ${defaultContextCacheBytes()}: a sixty-fourth of this machine's memory, 16 to 512 MiB)`))
     .addOption(envOption('--max-event-names <n>', 'distinct event names per organization (D40)', '10000'))
     .addOption(envOption('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024)))
     .addOption(envOption('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24'))
@@ -95,12 +98,6 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
 
       const cluster = parseCluster(options);
-      // A cluster's first organization is made once for the whole cluster, through its control plane (node.ts).
-      if (cluster === undefined) {
-        const created = await initialiseDataDir(options.data, 'Default organization');
-        if (created !== 'already-initialised') io.stdout(describeKeys(created));
-      }
-
       const logger = createLogger(options.logLevel as LogLevel, (line) => io.stdout(line));
       const serviceOptions: ServiceOptions = {
         metrics: options.metrics === 'on',
@@ -122,12 +119,19 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         limits: {
           maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
           stateCacheBytes: options.stateCacheBytes === undefined ? undefined : parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
+          contextCacheBytes: options.contextCacheBytes === undefined ? undefined : parseInteger(options.contextCacheBytes, '--context-cache-bytes', 0, Number.MAX_SAFE_INTEGER),
           maxEventNames: parseInteger(options.maxEventNames, '--max-event-names', 1, 100_000_000),
           schemaCacheBytes: parseInteger(options.schemaCacheBytes, '--schema-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
         },
         delivery: { horizonMs: parseInteger(options.deliveryHorizon, '--delivery-horizon', 1, 24 * 365) * 3_600_000 },
         stream: { retentionMs: parseInteger(options.streamRetention, '--stream-retention', 24, 24 * 365) * 3_600_000 },
       };
+      // Every flag is checked above, before anything is written. A cluster's first organization is made once for the
+      // whole cluster, through its control plane (node.ts).
+      if (cluster === undefined) {
+        const created = await initialiseDataDir(options.data, 'Default organization');
+        if (created !== 'already-initialised') io.stdout(describeKeys(created));
+      }
       let service: RunningService;
       if (cluster === undefined) service = await startService(serviceOptions);
       else {

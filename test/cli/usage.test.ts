@@ -1,5 +1,9 @@
 // Usage errors exit 2 with help; --help exits 0 (operations.md: exit codes). Driven in-process through runCli.
 
+import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../../cli/main.js';
 import { captureIo } from '../support/cli-io.js';
@@ -20,6 +24,24 @@ describe('CLI usage errors', () => {
       expect(await runCli(argv, io)).toBe(2);
       expect(io.stderrText()).toMatch(/error|unknown|required|must|go together/i);
       expect(io.stdoutText()).toBe('');
+    });
+  }
+
+  const limits: Array<[string, string]> = [
+    ['--state-cache-bytes', '-5'],
+    ['--context-cache-bytes', '-1'],
+    ['--schema-cache-bytes', 'lots'],
+    ['--offline-every', 'hourly'],
+    ['--stream-retention', '1'],
+  ];
+  for (const [flag, value] of limits) {
+    it(`exits 2 on serve ${flag} ${value} before creating the data directory`, async () => {
+      const data = join(tmpdir(), `audience-never-${randomUUID()}`);
+      const io = captureIo();
+      expect(await runCli(['serve', '--data', data, flag, value], io)).toBe(2);
+      expect(io.stderrText()).toContain(flag);
+      expect(io.stdoutText()).toBe('');
+      expect(existsSync(data)).toBe(false);
     });
   }
 
