@@ -1,5 +1,5 @@
 // A least-recently-used map bounded in bytes (D40) and, optionally, in entries: the one eviction policy behind the
-// schema cache and the ingest state cache.
+// schema cache, the ingest state cache and the imported-data contexts.
 
 export interface ByteLruOptions<V> {
   /** Entries at most (default unbounded). */
@@ -73,6 +73,12 @@ export class ByteLru<V> {
     if (entry === undefined) return;
     this.entries.delete(key);
     this.total -= entry.bytes;
+  }
+
+  /** Forgets every entry (not evictions: onEvict is not told). */
+  clear(): void {
+    this.entries.clear();
+    this.total = 0;
   }
 
   *values(): IterableIterator<V> {

@@ -60,6 +60,8 @@ export interface ServiceLimits {
   readonly maxSchemaPaths?: number;
   /** Bytes the ingest pipeline's cache of users' states may hold (default 256 MiB). */
   readonly stateCacheBytes?: number;
+  /** Bytes the cache of users' imported-data contexts may hold (default a sixty-fourth of the memory, 16-512 MiB). */
+  readonly contextCacheBytes?: number;
   /** Distinct event names per organization (default 10,000). */
   readonly maxEventNames?: number;
   /** Bytes the cache of event schemas may hold (default 64 MiB). */
@@ -132,6 +134,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     newId,
     now: () => clock.now().getTime(),
     onMembersRemoved: (org, users) => pipeline?.reevaluate(org, users),
+    ...(options.limits?.contextCacheBytes === undefined ? {} : { contextCacheBytes: options.limits.contextCacheBytes }),
   });
   const local = await openIngestPipeline({
     store,

@@ -133,8 +133,9 @@ describe('engine lookups (E13, E14, D27)', () => {
     expect((await imports.contextFor('org1', 'a')).inImportedSegment('3rd', 'acme', 'sports')).toBe(true);
   });
 
-  it('evicts the least recently used context beyond the cache size; size 0 caches nothing', async () => {
-    const small = Imports.open(new MemoryStore(), { contextCacheSize: 2 });
+  it('D40: evicts the least recently used contexts beyond the cache bytes; 0 bytes caches nothing', async () => {
+    // An entry of a user without imported data costs 96 bytes plus its key's ('org1\u0000a': 6 characters) 12: 108.
+    const small = Imports.open(new MemoryStore(), { contextCacheBytes: 250 });
     await small.contextFor('org1', 'a');
     await small.contextFor('org1', 'b');
     small.cachedContextFor('org1', 'a');
@@ -142,8 +143,22 @@ describe('engine lookups (E13, E14, D27)', () => {
     expect(small.cachedContextFor('org1', 'b')).toBeUndefined();
     expect(small.cachedContextFor('org1', 'a')).toBeDefined();
     expect(small.cachedContextFor('org1', 'c')).toBeDefined();
-    const none = Imports.open(new MemoryStore(), { contextCacheSize: 0 });
+    const none = Imports.open(new MemoryStore(), { contextCacheBytes: 0 });
     await none.contextFor('org1', 'a');
     expect(none.cachedContextFor('org1', 'a')).toBeUndefined();
+  });
+
+  it('D40: counts a context by what it holds; users without imported data share one empty context', async () => {
+    const imports = Imports.open(new MemoryStore(), { contextCacheBytes: 250 });
+    expect(await imports.contextFor('org1', 'a')).toBe(await imports.contextFor('org1', 'b'));
+    const third = await imports.createImport('org1', 'ws1', { name: 'T', code: 'acme', relation: '3rd', kind: 'segments' });
+    await imports.createSegment('org1', third.id, { name: 'Sports', code: 'sports' });
+    await imports.loadMembers('org1', third.id, 'sports', { add: [{ user_id: 'm' }] }, resolve);
+    // 'm' holds a membership: its entry alone is over the bound (kept: the entry just set always is), so 'a' goes.
+    await imports.contextFor('org1', 'a');
+    const member = await imports.contextFor('org1', 'm');
+    expect(member.inImportedSegment('3rd', 'acme', 'sports')).toBe(true);
+    expect(imports.cachedContextFor('org1', 'a')).toBeUndefined();
+    expect(imports.cachedContextFor('org1', 'm')).toBe(member);
   });
 });

@@ -8,7 +8,7 @@ import type { Store } from '../../store/contract.js';
 import { prefixEnd } from '../../store/contract.js';
 import { parseOperation, operationName, requireOperationList } from './batch-body.js';
 import type { ParsedOperation, SegmentTarget } from './batch-body.js';
-import { ContextCache, readContext } from './context.js';
+import { ContextCache, defaultContextCacheBytes, readContext } from './context.js';
 import { validateNewImport } from './import-body.js';
 import { decodePageToken, encodePageToken } from './page-token.js';
 import { importCodeKey, importKey, importsScan, segmentCodesScan, segmentCountKey, segmentKey } from './keys.js';
@@ -36,8 +36,11 @@ export interface ImportsOptions {
   readonly newId?: () => string;
   /** Epoch ms. */
   readonly now?: () => number;
-  /** Contexts kept for `cachedContextFor` (least recently used go first); 0 disables the cache. Default 10 000. */
-  readonly contextCacheSize?: number;
+  /**
+   * D40: bytes of users' imported-data contexts kept for `cachedContextFor` (least recently used go first; estimated,
+   * context.ts); 0 disables the cache. Default `defaultContextCacheBytes()`.
+   */
+  readonly contextCacheBytes?: number;
   /**
    * Called (and awaited) after deleting segments removed users from them, with those users: they need re-evaluation
    * (D27). loadMembers and loadRows answer their affected users instead and do not call it.
@@ -67,7 +70,7 @@ export class Imports {
   ) {
     this.newId = options.newId ?? randomUUID;
     this.now = options.now ?? Date.now;
-    this.contexts = new ContextCache(options.contextCacheSize ?? 10_000);
+    this.contexts = new ContextCache(options.contextCacheBytes ?? defaultContextCacheBytes());
   }
 
   static open(store: Store, options: ImportsOptions = {}): Imports {

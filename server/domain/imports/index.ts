@@ -2,6 +2,7 @@
 // per-user lookups of them (E13, E14).
 
 export { Imports } from './imports.js';
+export { defaultContextCacheBytes } from './context.js';
 export type { ImportsOptions, ListSegmentsOptions } from './imports.js';
 export type { NewImport } from './import-body.js';
 export type { NewSegment, SegmentPatch } from './segment-body.js';
