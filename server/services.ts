@@ -58,7 +58,7 @@ export interface Services {
 export interface ServiceLimits {
   /** Property paths per event schema and per event (default 1,000). */
   readonly maxSchemaPaths?: number;
-  /** Bytes the ingest pipeline's cache of users' states may hold (default 256 MiB). */
+  /** Bytes the ingest pipeline's cache of users' states may hold (default an eighth of the memory, 64 MiB-4 GiB). */
   readonly stateCacheBytes?: number;
   /** Bytes the cache of users' imported-data contexts may hold (default a sixty-fourth of the memory, 16-512 MiB). */
   readonly contextCacheBytes?: number;
