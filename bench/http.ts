@@ -5,7 +5,7 @@
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runLoad, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
+import { runLoad, sendAll, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
 import { startAudience, startBaseline, waitForIdle, type Keys, type Running } from './processes.js';
 import { ratiosOf, spreadOf, type Spread } from './stats.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
@@ -111,6 +111,13 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
 
     const track = new TrackBodies(options.seed, options.users);
     const trackTarget = (url: string): LoadTarget => ({ url, path: '/v2.0/events', headers: { 'x-api-key': keys.publicKey }, body: () => track.next() });
+    // A restarted server holds no user in memory; a long-running one holds its active users. One track call per user
+    // first, so the --fsync and threads rows measure their setting, not loading every state from LevelDB.
+    const warm = async (label: string): Promise<void> => {
+      const warmed = await sendAll(server.url, '/v2.0/events', { 'x-api-key': keys.publicKey }, options.users, (i) => track.forUser(i), { connections: options.load.connections });
+      if (warmed.failures > 0) throw new Error(`warming ${label}: ${warmed.failures} track calls failed, the first: ${warmed.firstFailure ?? ''}`);
+      progress(`  ${label}: one track call for each of ${options.users.toLocaleString('en')} users first (${Math.round(warmed.rps).toLocaleString('en')} req/s)`);
+    };
     const settle = async (label: string): Promise<void> => {
       const waited = await waitForIdle(server.pid, 60);
       if (waited > 2) progress(`  (${label}: waited ${waited.toFixed(0)} s for the server to go idle)`);
@@ -163,6 +170,7 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
       server = await startServer(true);
       const via = 'audience serve --fsync';
       progress(`restarted the server with fsync (${via}), same data`);
+      await warm('fsync start');
       await settle('fsync start');
       const fsync: Runs = [[], [], []];
       for (let run = 1; run <= options.runs; run++) await pair('ingest --fsync', fsync, trackTarget, run);
@@ -174,6 +182,7 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
         await server.stop();
         server = await startServer(false, threads);
         progress(`restarted the server with --threads ${threads}, same data`);
+        await warm(`threads ${threads} start`);
         await settle(`threads ${threads} start`);
         const runs: Runs = [[], [], []];
         for (let run = 1; run <= options.runs; run++) await pair(`ingest --threads ${threads}`, runs, trackTarget, run);
