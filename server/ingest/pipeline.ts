@@ -149,7 +149,6 @@ export class Pipeline implements IngestPipeline {
       recentIds: this.recentIds,
       sizes,
       executor: this.executor,
-      fsync: options.fsync === true,
       now: this.now,
       snapshotEvery: Math.max(1, options.snapshotEvery ?? 256),
       snapshotAfterMs: this.snapshotAfterMs,
@@ -339,7 +338,7 @@ export class Pipeline implements IngestPipeline {
           if (state != null) ops.push(...userSnapshotOps(entry.org, entry.user, entry.seq, state, entry.count, entry.mark));
         });
       }
-      if (ops.length > 0) await this.env.store.batch(ops, this.env.fsync ? { sync: true } : undefined);
+      if (ops.length > 0) await this.env.store.batch(ops, this.env.writer.sync ? { sync: true } : undefined);
       for (const entry of dirty) markClean(entry);
     } finally {
       await this.executor.close();

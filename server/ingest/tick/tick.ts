@@ -40,7 +40,6 @@ export interface TickEnv {
   readonly recentIds: RecentIds;
   readonly sizes: AudienceSizes;
   readonly executor: Executor;
-  readonly fsync: boolean;
   readonly now: () => number;
   /** Snapshot a user once this many events were applied since its last snapshot. */
   readonly snapshotEvery: number;

@@ -4,9 +4,8 @@
 // a key wins as it would in separate batches. After a write, every group of it commits in build order (sizes,
 // cache, answers) before the next write is prepared.
 //
-// Why: a group builds in about a millisecond when its users are resident, faster than a synced write, so with one
-// batch per group the groups queued behind the writes one by one (measured with --fsync: groups of one or two
-// events, each waiting 40-55 ms for the writes before it, each write ~1.2 ms).
+// Why: a group can build faster than a synced write when its users are resident, and with one batch per group such
+// groups would queue behind the writes one by one, each waiting for every write before it.
 //
 // A merged batch that fails is written again one group at a time, so a group fails only for its own writes (D40) or
 // for the store's, exactly as if it had been written alone.
@@ -38,7 +37,8 @@ export class GroupWriter {
 
   constructor(
     private readonly store: Store,
-    private readonly sync: boolean,
+    /** Every batch is synced (`serve --fsync`). */
+    readonly sync: boolean,
   ) {}
 
   /** Resolves once the group's writes are stored and it has committed; rejects when they could not be stored. */
