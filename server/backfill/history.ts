@@ -69,7 +69,7 @@ export async function replayHistories(
       const chunk = chunks[i];
       if (chunk === undefined) return;
       entry.done = chunk.done;
-      if (chunk.events.length === 0) return;
+      if (chunk.events.count === 0) return;
       entry.seq = chunk.lastSeq;
       items.push({ source: entry.state, events: chunk.events, ctx: entry.ctx });
       fed.push(entry);

@@ -154,32 +154,42 @@ export class Sweeper {
     if (record?.complete === true) sweep.completed = Math.max(sweep.completed, record.target);
     sweep.record = record;
     if (record?.complete === true && record.target >= this.pipeline.planInfo(org).maxGen) return;
+    // A new sweep counts the users while its first batch is caught up, and saves its record after that batch (until
+    // then the read model shows it pending): counting is a seek per user, as long as listing them all.
+    let counting: Promise<number> | undefined;
     if (record === undefined || record.complete || record.target < this.pipeline.planInfo(org).maxGen) {
       // Ticks that started before the plan changed finish first: every user they create or evaluate is then
       // either behind the new plan (and visited below) or evaluated under it.
       await this.pipeline.settled();
-      const target = this.pipeline.planInfo(org).version;
-      const total = await countUsers(this.store, org);
-      record = { target, cursor: null, done: 0, total, complete: false };
-      await this.save(org, sweep, record);
+      counting = countUsers(this.store, org);
+      counting.catch(() => undefined); // awaited below; a sweep that ends first drops it
+      record = { target: this.pipeline.planInfo(org).version, cursor: null, done: 0, total: 0, complete: false };
     }
+    // The next batch is listed while the current one is caught up (it starts after the current one's last user).
+    let listing = listUsers(this.store, org, record.cursor, this.batch);
     for (;;) {
+      listing.catch(() => undefined); // awaited below unless the sweep ends first
       if (this.stopped) return;
       if (this.pipeline.planInfo(org).maxGen > record.target) {
         sweep.again = true;
         return;
       }
-      const users = await listUsers(this.store, org, record.cursor, this.batch);
+      const users = await listing;
       if (users.length === 0) {
-        record = { ...record, complete: true, total: Math.max(record.total, record.done) };
+        const total: number = counting === undefined ? record.total : await counting;
+        record = { ...record, complete: true, total: Math.max(total, record.done) };
         await this.save(org, sweep, record);
         sweep.completed = Math.max(sweep.completed, record.target);
         return;
       }
       if (this.stopped) return;
+      const cursor = users[users.length - 1] as string;
+      listing = listUsers(this.store, org, cursor, this.batch);
       await this.pipeline.catchUp(org, users);
+      const total: number = counting === undefined ? record.total : await counting;
       const done: number = record.done + users.length;
-      record = { ...record, cursor: users[users.length - 1] as string, done, total: Math.max(record.total, done) };
+      record = { ...record, cursor, done, total: Math.max(total, done) };
+      counting = undefined;
       await this.save(org, sweep, record);
       this.onSwept?.(org, done);
     }

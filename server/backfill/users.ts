@@ -1,5 +1,5 @@
 // The users of an organization that have stored events, in key order, read from the per-user event index `e!`
-// with one seek per user (never a scan of every event): what a sweep or an offline computation visits.
+// with one seek per user in one iterator (never a scan of every event): what a sweep or an offline computation visits.
 
 import type { Store } from '../store/contract.js';
 import { scanPrefix } from '../store/layout.js';
@@ -8,19 +8,13 @@ import { prefixUpperBound, userEventPrefix } from '../domain/events/keys.js';
 /** Up to `limit` users after `after` (exclusive; null = from the first), ascending. */
 export async function listUsers(store: Store, org: string, after: string | null, limit: number): Promise<string[]> {
   const orgPrefix = scanPrefix('e', org);
-  const end = prefixUpperBound(orgPrefix);
-  const users: string[] = [];
-  let from = after === null ? orgPrefix : prefixUpperBound(userEventPrefix(org, after));
-  while (users.length < limit) {
-    let found: string | undefined;
-    for await (const [eventKey] of store.iterate({ gte: from, lt: end, limit: 1 })) found = eventKey;
-    if (found === undefined) break;
-    const rest = found.slice(orgPrefix.length);
-    const user = rest.slice(0, rest.indexOf('!'));
-    users.push(user);
-    from = prefixUpperBound(userEventPrefix(org, user));
-  }
-  return users;
+  const userOf = (eventKey: string): string => {
+    const rest = eventKey.slice(orgPrefix.length);
+    return rest.slice(0, rest.indexOf('!'));
+  };
+  const gte = after === null ? orgPrefix : prefixUpperBound(userEventPrefix(org, after));
+  const keys = await store.skipKeys({ gte, lt: prefixUpperBound(orgPrefix) }, (eventKey) => prefixUpperBound(userEventPrefix(org, userOf(eventKey))), limit);
+  return keys.map(userOf);
 }
 
 /** How many users of the organization have stored events. */

@@ -5,6 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory.js';
+import { decodeValue } from '../store/values.js';
 import { CommandStore, CONTROL_SEQ_KEY } from './command-store.js';
 import { inCommandScope, scopedClock, scopedId, scopedRandomBytes } from './scope.js';
 
@@ -34,6 +35,8 @@ describe('the command store', () => {
       expect(await collect(store, { gte: 'x!', lt: 'x"' })).toEqual(['x!a=a', 'x!b=B', 'x!c=c', 'x!f=f', 'x!g=g']);
       expect(await collect(store, { gte: 'x!', lt: 'x"', reverse: true, limit: 3 })).toEqual(['x!g=g', 'x!f=f', 'x!c=c']);
       expect(await collect(store, { gt: 'x!b', lt: 'x!g', limit: 2 })).toEqual(['x!c=c', 'x!f=f']);
+      expect((await store.encodedValues({ gt: 'x!a', lt: 'x"' })).map((bytes) => decodeValue(bytes))).toEqual(['B', 'c', 'f', 'g']);
+      expect(await store.skipKeys({ gte: 'x!', lt: 'x"' }, (k) => `${k}~`, 3)).toEqual(['x!a', 'x!b', 'x!c']);
       // Nothing reached the store yet.
       expect(await inner.get('x!c')).toBeUndefined();
     });

@@ -4,18 +4,16 @@
 // (scope.ts) every batch is held in an overlay (reads see it, in key order too) and `commit` writes the overlay and
 // the applied sequence `m!control-seq` in ONE LevelDB batch. Outside a command, reads and writes go straight through.
 
-import { encodeValue } from '../store/level.js';
-import { Packr } from 'msgpackr';
-import type { BatchOp, BatchOptions, RangeOptions, Store } from '../store/contract.js';
+import { encodedValuesOf, skipKeysOf, type BatchOp, type BatchOptions, type RangeOptions, type SkipRange, type Store } from '../store/contract.js';
 import { key } from '../store/layout.js';
+import { decodeValue, encodeValue } from '../store/values.js';
 import { commandSeq } from './scope.js';
 
 /** `m!control-seq`: the last control-stream sequence whose command this store holds (server/store/layout.ts). */
 export const CONTROL_SEQ_KEY = key('m', 'control-seq');
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-/** As LevelStore decodes: through a plain Uint8Array view, so binary values come back as Uint8Array. */
-const decode = <T>(bytes: Uint8Array): T => packr.unpack(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as T;
+/** As LevelStore decodes: binary values come back as Uint8Array. */
+const decode = <T>(bytes: Uint8Array): T => decodeValue<T>(bytes);
 
 /** A pending write: the encoded value, or null for a delete. */
 type Pending = Uint8Array | null;
@@ -90,6 +88,14 @@ export class CommandStore implements Store {
     const overlay = this.active();
     if (overlay === undefined) return this.inner.iterate<T>(range);
     return this.merged<T>(overlay, range);
+  }
+
+  encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
+    return this.active() === undefined ? this.inner.encodedValues(range) : encodedValuesOf(this, range);
+  }
+
+  skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
+    return this.active() === undefined ? this.inner.skipKeys(range, next, limit) : skipKeysOf(this, range, next, limit);
   }
 
   /** The stored range with the overlay's writes laid over it, in key order (or reverse), `limit` applied last. */

@@ -1,6 +1,8 @@
 // The one store contract every part of the service writes through: point reads, atomic batches, ordered ranges.
 // Implementations: LevelDB (server/store/level.ts) and memory (server/store/memory.ts); one shared contract suite.
 
+import { encodeValue } from './values.js';
+
 /** Keys are strings and sort by UTF-16 code unit order (the same as byte order for the ASCII keys we write). */
 export type BatchOp =
   | { readonly type: 'put'; readonly key: string; readonly value: unknown }
@@ -13,6 +15,11 @@ export interface RangeOptions {
   readonly lte?: string;
   readonly reverse?: boolean;
   readonly limit?: number;
+}
+
+export interface SkipRange {
+  readonly gte: string;
+  readonly lt: string;
 }
 
 export interface BatchOptions {
@@ -28,7 +35,39 @@ export interface Store {
   batch(ops: readonly BatchOp[], options?: BatchOptions): Promise<void>;
   /** Entries in key order (or reverse) within the range. */
   iterate<T = unknown>(range: RangeOptions): AsyncIterable<readonly [string, T]>;
+  /**
+   * The range's values as stored bytes (values.ts), in key order, without their keys: for bulk reads another thread
+   * decodes (history replays), so the reading thread neither decodes nor re-encodes them.
+   */
+  encodedValues(range: RangeOptions): Promise<Uint8Array[]>;
+  /**
+   * A skip scan: up to `limit` keys of [gte, lt), the first one at or after `gte`, each next one the first at or
+   * after `next(previous)` (which must be above it). One iterator seeking, where a loop of `iterate` calls would open
+   * one per key: listing the users of an organization in the events index is a seek per user.
+   */
+  skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]>;
   close(): Promise<void>;
+}
+
+/** `skipKeys` through `iterate`, one range read per key (memory, overlays). */
+export async function skipKeysOf(store: Store, range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
+  const keys: string[] = [];
+  let from = range.gte;
+  while (keys.length < limit) {
+    let found: string | undefined;
+    for await (const [key] of store.iterate({ gte: from, lt: range.lt, limit: 1 })) found = key;
+    if (found === undefined) break;
+    keys.push(found);
+    from = next(found);
+  }
+  return keys;
+}
+
+/** `encodedValues` for stores that keep values decoded (memory, overlays): each value of the range encoded. */
+export async function encodedValuesOf(store: Store, range: RangeOptions): Promise<Uint8Array[]> {
+  const values: Uint8Array[] = [];
+  for await (const [, value] of store.iterate(range)) values.push(encodeValue(value));
+  return values;
 }
 
 /**

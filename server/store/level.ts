@@ -5,8 +5,10 @@
 
 import { statfs } from 'node:fs/promises';
 import { Level } from 'level';
-import { Packr } from 'msgpackr';
-import type { BatchOp, BatchOptions, RangeOptions, Store } from './contract.js';
+import type { BatchOp, BatchOptions, RangeOptions, SkipRange, Store } from './contract.js';
+import { decodeValue, encodeValue } from './values.js';
+
+export { encodeValue } from './values.js';
 
 /** The data directory is open in another process (or another instance in this one): LevelDB's LOCK is held. */
 export class StoreLockedError extends Error {
@@ -16,14 +18,6 @@ export class StoreLockedError extends Error {
     this.name = 'StoreLockedError';
     this.dir = dir;
   }
-}
-
-// Plain maps, no shared record structures: every value decodes on its own, in any process, in any order.
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
-
-/** The stored bytes of a value (throws where the codec cannot encode it, e.g. a map of more than 65,535 keys). */
-export function encodeValue(value: unknown): Uint8Array {
-  return packr.pack(value) as Uint8Array;
 }
 
 type Db = Level<string, Uint8Array>;
@@ -107,6 +101,16 @@ export class RecoveringStore implements Store {
     if (ops.length === 0) return Promise.resolve();
     const store = this.healthy();
     return store ? this.write(store, ops, options) : this.writable().then((s) => this.write(s, ops, options));
+  }
+
+  encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
+    const store = this.healthy();
+    return store ? store.encodedValues(range) : this.readable().then((s) => s.encodedValues(range));
+  }
+
+  skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
+    const store = this.healthy();
+    return store ? store.skipKeys(range, next, limit) : this.readable().then((s) => s.skipKeys(range, next, limit));
   }
 
   iterate<T>(range: RangeOptions): AsyncIterable<readonly [string, T]> {
@@ -239,11 +243,10 @@ function isLockedError(error: unknown): boolean {
   );
 }
 
-/** Unpacks through a plain Uint8Array view, so that binary values come back as Uint8Array (not Buffer), as the
- * memory store's structured clones do. Each stored value arrives in its own fresh buffer, so nothing is shared. */
+/** Binary values come back as Uint8Array (not Buffer), as the memory store's structured clones do. Each stored value
+ * arrives in its own fresh buffer, so nothing is shared. */
 function decode<T>(bytes: Uint8Array | undefined): T | undefined {
-  if (bytes === undefined) return undefined;
-  return packr.unpack(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength)) as T;
+  return bytes === undefined ? undefined : decodeValue<T>(bytes);
 }
 
 class LevelStore implements Store {
@@ -281,14 +284,7 @@ class LevelStore implements Store {
 
   async *iterate<T>(range: RangeOptions): AsyncIterable<readonly [string, T]> {
     if (range.limit === 0) return;
-    const iterator = this.db.iterator({
-      ...(range.gt !== undefined ? { gt: range.gt } : {}),
-      ...(range.gte !== undefined ? { gte: range.gte } : {}),
-      ...(range.lt !== undefined ? { lt: range.lt } : {}),
-      ...(range.lte !== undefined ? { lte: range.lte } : {}),
-      reverse: range.reverse === true,
-      limit: range.limit === undefined || range.limit < 0 ? -1 : range.limit,
-    });
+    const iterator = this.db.iterator(levelRange(range));
     try {
       for (;;) {
         const entries = await iterator.nextv(256);
@@ -299,8 +295,58 @@ class LevelStore implements Store {
       await iterator.close();
     }
   }
+  /**
+   * Values only (no keys decoded), a megabyte of them per native read: a history replay reads hundreds of events per
+   * user, and the default 16 KB per read would split it into many calls.
+   */
+  async skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
+    const keys: string[] = [];
+    if (limit <= 0) return keys;
+    const iterator = this.db.keys({ gte: range.gte, lt: range.lt });
+    try {
+      for (;;) {
+        const key = await iterator.next();
+        if (key === undefined) break;
+        keys.push(key);
+        if (keys.length >= limit) break;
+        iterator.seek(next(key));
+      }
+    } finally {
+      await iterator.close();
+    }
+    return keys;
+  }
+
+  async encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
+    const limit = range.limit === undefined || range.limit < 0 ? Infinity : range.limit;
+    if (limit === 0) return [];
+    const iterator = this.db.iterator({ ...levelRange(range), keys: false, highWaterMarkBytes: 1024 * 1024 });
+    const values: Uint8Array[] = [];
+    try {
+      while (values.length < limit) {
+        const entries = await iterator.nextv(Math.min(limit - values.length, 4096));
+        if (entries.length === 0) break;
+        for (const [, bytes] of entries) values.push(bytes);
+      }
+    } finally {
+      await iterator.close();
+    }
+    return values;
+  }
+
 
   async close(): Promise<void> {
     await this.db.close();
   }
+}
+
+function levelRange(range: RangeOptions) {
+  return {
+    ...(range.gt !== undefined ? { gt: range.gt } : {}),
+    ...(range.gte !== undefined ? { gte: range.gte } : {}),
+    ...(range.lt !== undefined ? { lt: range.lt } : {}),
+    ...(range.lte !== undefined ? { lte: range.lte } : {}),
+    reverse: range.reverse === true,
+    limit: range.limit === undefined || range.limit < 0 ? -1 : range.limit,
+  };
 }

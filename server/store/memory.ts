@@ -1,6 +1,6 @@
 // An in-memory Store for tests and the stateless tools: a sorted key array beside a Map, copying values like LevelDB.
 
-import type { BatchOp, RangeOptions, Store } from './contract.js';
+import { encodedValuesOf, type BatchOp, type RangeOptions, type SkipRange, type Store } from './contract.js';
 
 export class MemoryStore implements Store {
   private readonly values = new Map<string, unknown>();
@@ -45,6 +45,23 @@ export class MemoryStore implements Store {
       if (!this.values.has(key)) continue;
       yield [key, structuredClone(this.values.get(key)) as T] as const;
     }
+  }
+
+  encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
+    return encodedValuesOf(this, range);
+  }
+
+  async skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
+    this.assertOpen();
+    const keys: string[] = [];
+    let at = this.insertionPoint(range.gte);
+    while (keys.length < limit && at < this.keys.length) {
+      const key = this.keys[at] as string;
+      if (key >= range.lt) break;
+      keys.push(key);
+      at = this.insertionPoint(next(key));
+    }
+    return keys;
   }
 
   async close(): Promise<void> {

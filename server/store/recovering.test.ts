@@ -3,7 +3,7 @@
 // fails while the disk is full. The real thing on a real full disk: test/e2e/full-disk.test.ts.
 
 import { describe, expect, it } from 'vitest';
-import type { BatchOp, BatchOptions, RangeOptions, Store } from './contract.js';
+import type { BatchOp, BatchOptions, RangeOptions, SkipRange, Store } from './contract.js';
 import { MemoryStore } from './memory.js';
 import { RecoveringStore } from './level.js';
 
@@ -40,6 +40,14 @@ class StickyHandle implements Store {
   iterate<T>(range: RangeOptions) {
     this.check();
     return this.disk.data.iterate<T>(range);
+  }
+  encodedValues(range: RangeOptions) {
+    this.check();
+    return this.disk.data.encodedValues(range);
+  }
+  skipKeys(range: SkipRange, next: (key: string) => string, limit: number) {
+    this.check();
+    return this.disk.data.skipKeys(range, next, limit);
   }
   async close(): Promise<void> {
     this.closed = true;

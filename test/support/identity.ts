@@ -1,7 +1,7 @@
 // Test helpers of the domain areas (identity, events, schemas): deterministic ids, a store that counts writes and a
 // dump of one organization's identity keys. Imported by tests only.
 
-import type { BatchOp, BatchOptions, RangeOptions, Store } from '../../server/store/contract.js';
+import type { BatchOp, BatchOptions, RangeOptions, SkipRange, Store } from '../../server/store/contract.js';
 import { MemoryStore } from '../../server/store/memory.js';
 import { scanPrefix } from '../../server/store/layout.js';
 import { createRng } from '../differential/random.js';
@@ -31,6 +31,12 @@ export class CountingStore implements Store {
   }
   iterate<T>(range: RangeOptions): AsyncIterable<readonly [string, T]> {
     return this.inner.iterate<T>(range);
+  }
+  encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
+    return this.inner.encodedValues(range);
+  }
+  skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
+    return this.inner.skipKeys(range, next, limit);
   }
   close(): Promise<void> {
     return this.inner.close();

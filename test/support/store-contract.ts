@@ -4,6 +4,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../server/store/contract.js';
 import { prefixEnd } from '../../server/store/contract.js';
+import { concatValues, decodeValue, decodeValues } from '../../server/store/values.js';
 import { fromKeyPart, key, keyPart, scanPrefix, seqPart } from '../../server/store/layout.js';
 
 export interface OpenedStore {
@@ -196,6 +197,36 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
           break;
         }
         expect(await store.get('r!e')).toBe('e');
+      });
+
+      it('encodedValues answers the range\'s values as stored bytes, in order, limit and reverse as iterate', async () => {
+        await store.batch([{ type: 'put', key: 'r!f', value: { n: 6, bytes: new Uint8Array([1, 2]) } }]);
+        const values = await store.encodedValues({ gt: 'r!c', lt: prefixEnd('r!') });
+        expect(values.every((value) => value instanceof Uint8Array)).toBe(true);
+        expect(values.map((value) => decodeValue(value))).toEqual(['d', 'e', { n: 6, bytes: new Uint8Array([1, 2]) }]);
+        expect(decodeValues(concatValues(values))).toEqual(['d', 'e', { n: 6, bytes: new Uint8Array([1, 2]) }]);
+        expect((await store.encodedValues({ gte: 'r!', lt: prefixEnd('r!'), limit: 2 })).map((v) => decodeValue(v))).toEqual(['a', 'b']);
+        expect((await store.encodedValues({ gte: 'r!', lt: 'r!c', reverse: true })).map((v) => decodeValue(v))).toEqual(['b', 'a']);
+        expect(await store.encodedValues({ gte: 'r!', lt: prefixEnd('r!'), limit: 0 })).toEqual([]);
+        expect(await store.encodedValues({ gte: 'x!', lt: prefixEnd('x!') })).toEqual([]);
+      });
+
+      it('encodedValues reads past one native read\'s worth of bytes', async () => {
+        const big = 'x'.repeat(100_000);
+        await store.batch(Array.from({ length: 30 }, (_, i) => ({ type: 'put' as const, key: `w!${String(i).padStart(2, '0')}`, value: { i, big } })));
+        const values = await store.encodedValues({ gte: 'w!', lt: prefixEnd('w!') });
+        expect(values.map((value) => decodeValue<{ i: number }>(value).i)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+        expect(await store.encodedValues({ gte: 'w!', lt: prefixEnd('w!'), limit: 25 })).toHaveLength(25);
+      });
+
+      it('skipKeys seeks from each key to the first at or after next(key), within the range and the limit', async () => {
+        await store.batch(['p!u1!1', 'p!u1!2', 'p!u2!1', 'p!u3!1', 'p!u3!2', 'p!u4!1'].map((k) => ({ type: 'put' as const, key: k, value: 0 })));
+        const nextUser = (k: string): string => prefixEnd(`${k.slice(0, k.lastIndexOf('!'))}!`);
+        expect(await store.skipKeys({ gte: 'p!', lt: prefixEnd('p!') }, nextUser, 10)).toEqual(['p!u1!1', 'p!u2!1', 'p!u3!1', 'p!u4!1']);
+        expect(await store.skipKeys({ gte: 'p!u1"', lt: prefixEnd('p!') }, nextUser, 2)).toEqual(['p!u2!1', 'p!u3!1']);
+        expect(await store.skipKeys({ gte: 'p!', lt: 'p!u3!2' }, nextUser, 10)).toEqual(['p!u1!1', 'p!u2!1', 'p!u3!1']);
+        expect(await store.skipKeys({ gte: 'p!', lt: prefixEnd('p!') }, nextUser, 0)).toEqual([]);
+        expect(await store.skipKeys({ gte: 'x!', lt: prefixEnd('x!') }, nextUser, 5)).toEqual([]);
       });
     });
 

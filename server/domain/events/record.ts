@@ -4,6 +4,7 @@
 // engine's event is in this module.
 
 import type { EngineEvent } from '../../../engine/api.js';
+import { decodeValues } from '../../store/values.js';
 
 /** What an event is made of, however it arrived (a track body, a segmentation call): validated, time parsed. */
 export interface EventFields {
@@ -121,4 +122,19 @@ export function toEngineEvent(event: EventFields): EngineEvent {
     session_id: event.session_id ?? null,
     view_id: event.view_id ?? null,
   };
+}
+
+/**
+ * Stored records (`StoredEvent`) in their stored bytes, one after another: a history as read from the store
+ * (`Store.encodedValues`), decoded by the thread that replays it, so the reading thread neither decodes nor
+ * re-encodes it for the hand-off.
+ */
+export interface PackedEvents {
+  readonly bytes: Uint8Array;
+  readonly count: number;
+}
+
+/** The engine's events of packed stored records, in their order. */
+export function unpackEngineEvents(packed: PackedEvents): EngineEvent[] {
+  return decodeValues<StoredEvent>(packed.bytes).map(toEngineEvent);
 }

@@ -69,6 +69,8 @@ describe('engine lookups (E13, E14, D27)', () => {
         scans.push((range.gte ?? range.gt ?? '').split('!')[0] ?? '');
         return memory.iterate(range);
       },
+      encodedValues: (range) => memory.encodedValues(range),
+      skipKeys: (range, next, limit) => memory.skipKeys(range, next, limit),
       close: () => memory.close(),
     };
     const { imports, third, crm } = await setup(counting);
@@ -118,6 +120,8 @@ describe('engine lookups (E13, E14, D27)', () => {
           yield* entries;
         })();
       },
+      encodedValues: (range) => memory.encodedValues(range),
+      skipKeys: (range, next, limit) => memory.skipKeys(range, next, limit),
       close: () => memory.close(),
     };
     const { imports, third } = await setup(gated);

@@ -7,7 +7,8 @@ import type { EngineEvent } from '../../../engine/api.js';
 import { decodeState } from '../../../engine/index.js';
 import type { BatchOp, Store } from '../../store/contract.js';
 import { readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../../domain/events/index.js';
-import type { StoredEvent } from '../../domain/events/index.js';
+import type { PackedEvents, StoredEvent } from '../../domain/events/index.js';
+import { concatValues, decodeValue } from '../../store/values.js';
 import { clientIdKey, prefixUpperBound, userEventKey, userEventPrefix } from '../../domain/events/keys.js';
 
 /** The stored records of event ids already appended for their user, by `clientIdKey(org, user, id)`. */
@@ -82,7 +83,8 @@ export async function loadStoredState(store: Store, org: string, user: string): 
 }
 
 export interface HistoryChunk {
-  readonly events: EngineEvent[];
+  /** Decoded by the thread that replays them (the owner). */
+  readonly events: PackedEvents;
   /** The sequence of the last event read (`afterSeq` when none). */
   readonly lastSeq: number;
   /** Fewer than `limit` events were left: the chunk ends the history (up to `untilSeq`). */
@@ -100,13 +102,13 @@ export async function readHistoryChunk(
 ): Promise<HistoryChunk> {
   const prefix = userEventPrefix(org, user);
   const upper = untilSeq >= Number.MAX_SAFE_INTEGER ? prefixUpperBound(prefix) : userEventKey(org, user, untilSeq + 1);
-  const events: EngineEvent[] = [];
-  let lastSeq = afterSeq;
-  for await (const [, event] of store.iterate<StoredEvent>({ gt: userEventKey(org, user, afterSeq), lt: upper, limit })) {
-    events.push(toEngineEvent(event));
-    lastSeq = event.seq;
-  }
-  return { events, lastSeq, done: events.length < limit };
+  const values = await store.encodedValues({ gt: userEventKey(org, user, afterSeq), lt: upper, limit });
+  const last = values.at(-1);
+  return {
+    events: { bytes: concatValues(values), count: values.length },
+    lastSeq: last === undefined ? afterSeq : decodeValue<StoredEvent>(last).seq,
+    done: values.length < limit,
+  };
 }
 
 /** Stores hand back Uint8Array (memory clones, LevelDB views); a Buffer is narrowed to a plain view. */

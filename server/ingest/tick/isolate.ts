@@ -2,7 +2,7 @@
 // failure, the items whose own writes cannot be stored are found here; the group rejects them alone and hands the
 // others back to their lanes for a later group.
 
-import { encodeValue } from '../../store/level.js';
+import { encodeValue } from '../../store/values.js';
 import type { LaneItem } from '../lanes/lane.js';
 
 /** Why the item's own writes (its events and extra ops) cannot be stored, or undefined when they can. */

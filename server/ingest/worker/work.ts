@@ -19,6 +19,7 @@ import {
   segment,
 } from '../../../engine/index.js';
 import type { Plan, UserState } from '../../../engine/index.js';
+import { unpackEngineEvents, type PackedEvents } from '../../domain/events/record.js';
 import { contextFromData, type ContextData } from '../tick/context.js';
 import { referencesOf } from '../plan-info.js';
 
@@ -52,14 +53,14 @@ export interface WorkUser {
  */
 export interface CatchUp {
   readonly source: Uint8Array | null;
-  readonly events: readonly EngineEvent[];
+  readonly events: PackedEvents;
   readonly stale: readonly number[];
 }
 
 /** History replayed into a state alone: `source` (null = empty) then `events`, through the group's plan. */
 export interface ReplayItem {
   readonly source: Uint8Array | null;
-  readonly events: readonly EngineEvent[];
+  readonly events: PackedEvents;
   readonly ctx: ContextData;
 }
 
@@ -240,7 +241,7 @@ export function residentBytes(state: UserState): number {
 
 function runReplay(plan: Plan, item: ReplayItem): ReplayResult {
   const state = item.source === null ? newUserState() : decodeState(item.source);
-  if (item.events.length > 0) segment(plan, state, item.events, contextFromData(item.ctx));
+  if (item.events.count > 0) segment(plan, state, unpackEngineEvents(item.events), contextFromData(item.ctx));
   else missingSlots(plan, state);
   return { state: encodeState(state), count: state.count, memberships: membershipsOf(state) };
 }
@@ -306,9 +307,10 @@ function catchUp(
   ctx: SegmentContext,
   cache: PlanCache,
 ): Transition[] {
+  const events = unpackEngineEvents(work.events);
   const replay = (through: Plan): UserState => {
     const replayed = work.source === null ? newUserState() : decodeState(work.source);
-    if (work.events.length > 0) segment(through, replayed, work.events, ctx);
+    if (events.length > 0) segment(through, replayed, events, ctx);
     return replayed;
   };
   const part = cache.partOf(plan, work.stale);
