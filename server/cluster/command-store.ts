@@ -12,9 +12,6 @@ import { commandSeq } from './scope.js';
 /** `m!control-seq`: the last control-stream sequence whose command this store holds (server/store/layout.ts). */
 export const CONTROL_SEQ_KEY = key('m', 'control-seq');
 
-/** As LevelStore decodes: binary values come back as Uint8Array. */
-const decode = <T>(bytes: Uint8Array): T => decodeValue<T>(bytes);
-
 /** A pending write: the encoded value, or null for a delete. */
 type Pending = Uint8Array | null;
 
@@ -49,7 +46,7 @@ export class CommandStore implements Store {
   async commit(seq: number): Promise<void> {
     const overlay = this.overlay ?? new Map<string, Pending>();
     this.overlay = undefined;
-    const ops: BatchOp[] = [...overlay].map(([k, bytes]) => (bytes === null ? { type: 'del', key: k } : { type: 'put', key: k, value: decode(bytes) }));
+    const ops: BatchOp[] = [...overlay].map(([k, bytes]) => (bytes === null ? { type: 'del', key: k } : { type: 'put', key: k, value: decodeValue(bytes) }));
     ops.push({ type: 'put', key: CONTROL_SEQ_KEY, value: seq });
     await this.inner.batch(ops, { sync: this.sync });
   }
@@ -61,7 +58,7 @@ export class CommandStore implements Store {
   async get<T>(k: string): Promise<T | undefined> {
     const pending = this.active()?.get(k);
     if (pending === undefined) return this.inner.get<T>(k);
-    return pending === null ? undefined : decode<T>(pending);
+    return pending === null ? undefined : decodeValue<T>(pending);
   }
 
   async getMany<T>(keys: readonly string[]): Promise<Array<T | undefined>> {
@@ -71,7 +68,7 @@ export class CommandStore implements Store {
     return keys.map((k, i) => {
       const pending = overlay.get(k);
       if (pending === undefined) return stored[i];
-      return pending === null ? undefined : decode<T>(pending);
+      return pending === null ? undefined : decodeValue<T>(pending);
     });
   }
 
@@ -112,7 +109,7 @@ export class CommandStore implements Store {
       while (p < pending.length && (upTo === undefined || before(pending[p] as string, upTo))) {
         const k = pending[p++] as string;
         const bytes = overlay.get(k);
-        if (bytes !== null && bytes !== undefined) yield [k, decode<T>(bytes)] as const;
+        if (bytes !== null && bytes !== undefined) yield [k, decodeValue<T>(bytes)] as const;
       }
     };
     // Each pending key hides or replaces at most one stored entry: this many stored ones always suffice.
@@ -127,7 +124,7 @@ export class CommandStore implements Store {
         p++;
         const bytes = overlay.get(k);
         if (bytes === null || bytes === undefined) continue;
-        yield [k, decode<T>(bytes)] as const;
+        yield [k, decodeValue<T>(bytes)] as const;
       } else {
         yield [k, value] as const;
       }
