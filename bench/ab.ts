@@ -1,0 +1,198 @@
+// An A/B comparison on one seeded data directory: two (or more) builds of the server, or one build with different
+// `serve` flags, each started in turn over the same data and measured right after a baseline run, for several
+// alternating rounds. What `npm run bench` cannot show quickly: whether a change moves the ingestion or stateless
+// ratio beyond the run-to-run noise (each variant gets the same data, the same warm-up and the same neighbours).
+// A build to compare is a copy of dist/ inside this project (so that its imports find node_modules), e.g.
+//   npm run build && cp -r dist ab/before   # then change the code, npm run build again
+//   node dist/bench/ab.js --variant before=ab/before --variant after=dist --users 100000 --rounds 3
+// `--variant NAME=DIST[,FLAG...]` (flags comma-separated: `--variant fsync=dist,--fsync`); `--mode ingest|stateless`;
+// `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians.
+
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { runLoad, sendAll, type LoadSettings, type LoadTarget } from './load.js';
+import { startBaseline, waitForIdle, type Keys } from './processes.js';
+import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
+import { generateWireCohorts } from './workload/cohorts.js';
+import { seedWorkload } from './workload/seed.js';
+
+export interface Variant {
+  readonly name: string;
+  /** A dist/ directory holding cli/bin.js. */
+  readonly dist: string;
+  readonly args: readonly string[];
+}
+
+export interface AbOptions {
+  readonly variants: readonly Variant[];
+  readonly mode: 'ingest' | 'stateless';
+  readonly users: number;
+  readonly rounds: number;
+  readonly seconds: number;
+}
+
+export interface AbRun {
+  readonly variant: string;
+  readonly round: number;
+  readonly rps: number;
+  readonly baselineRps: number;
+  readonly ratio: number;
+  readonly p99: number;
+}
+
+const SEED = 42;
+const STATELESS_USERS = 200;
+
+interface Served {
+  readonly url: string;
+  readonly pid: number;
+  readonly keys: Keys | undefined;
+  stop(): Promise<void>;
+}
+
+/** `serve` of the variant's build over `dataDir` on an ephemeral port; its output is drained. */
+function serve(variant: Variant, dataDir: string): Promise<Served> {
+  const bin = join(resolve(variant.dist), 'cli', 'bin.js');
+  const child = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', '0', ...variant.args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.setEncoding('utf8').on('data', (text: string) => void (err = (err + text).slice(-4000)));
+  return new Promise((resolvePromise, reject) => {
+    child.once('exit', (code) => reject(new Error(`${variant.name} exited with ${String(code)} before listening:\n${err}`)));
+    child.stdout.setEncoding('utf8').on('data', (text: string) => {
+      out += text;
+      const listening = /listening on (\S+)/.exec(out);
+      if (listening === null) return;
+      child.stdout.removeAllListeners('data');
+      child.stdout.resume();
+      child.removeAllListeners('exit');
+      const privateKey = /private key[^:]*:\s*([0-9a-f-]{36})/.exec(out)?.[1];
+      const publicKey = /public key:\s*([0-9a-f-]{36})/.exec(out)?.[1];
+      resolvePromise({
+        url: listening[1] as string,
+        pid: child.pid as number,
+        keys: privateKey !== undefined && publicKey !== undefined ? { privateKey, publicKey } : undefined,
+        stop: () =>
+          new Promise((done) => {
+            if (child.exitCode !== null || child.signalCode !== null) return done();
+            child.once('exit', () => done());
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}
+
+export async function runAb(options: AbOptions, log: (line: string) => void): Promise<AbRun[]> {
+  const first = options.variants[0];
+  if (first === undefined) throw new Error('at least one --variant is needed');
+  const dataDir = await mkdtemp(join(tmpdir(), 'audience-ab-'));
+  const baseline = await startBaseline();
+  const load: LoadSettings = { connections: 50, pipelining: 1, durationSeconds: options.seconds, warmupSeconds: 2, timeoutSeconds: 10 };
+  const runs: AbRun[] = [];
+  try {
+    let server = await serve(first, dataDir);
+    const keys = server.keys;
+    if (keys === undefined) throw new Error('the first start printed no keys');
+    const { wire } = generateWireCohorts(SEED, 100);
+    await seedWorkload(server.url, keys, { seed: SEED, users: options.users, cohorts: wire, connections: 64 }, log);
+    const stateless = new StatelessBodies(SEED);
+    const prepared: { id: string; state: string }[] = [];
+    if (options.mode === 'stateless') {
+      for (let i = 0; i < STATELESS_USERS; i++) {
+        const id = userIdOf(SEED, i);
+        const response = await fetch(`${server.url}/ccs/v1/segmentation/stateless`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': keys.publicKey },
+          body: stateless.initial(id),
+        });
+        const json = (await response.json()) as { state?: unknown };
+        if (response.status !== 200) throw new Error(`preparing a stateless user answered ${response.status}`);
+        prepared.push({ id, state: JSON.stringify(json.state) });
+      }
+    }
+    await server.stop();
+    const track = new TrackBodies(SEED, options.users);
+    const headers = { 'x-api-key': keys.publicKey };
+    const target = (url: string): LoadTarget =>
+      options.mode === 'ingest'
+        ? { url, path: '/v2.0/events', headers, body: () => track.next() }
+        : {
+            url,
+            path: '/ccs/v1/segmentation/stateless',
+            headers,
+            body: () => {
+              const user = prepared[stateless.pickIndex(prepared.length)] as { id: string; state: string };
+              return stateless.withState(user.id, user.state);
+            },
+          };
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const variant of options.variants) {
+        server = await serve(variant, dataDir);
+        try {
+          // As the bench's restarted servers: one track call per user first, so the users are resident.
+          await sendAll(server.url, '/v2.0/events', headers, options.users, (i) => track.forUser(i), { connections: 50 });
+          await waitForIdle(server.pid, 60);
+          const b = await runLoad(target(baseline.url), load);
+          await waitForIdle(server.pid, 60);
+          const a = await runLoad(target(server.url), load);
+          const run: AbRun = { variant: variant.name, round, rps: a.rps, baselineRps: b.rps, ratio: a.rps / b.rps, p99: a.latency.p99 };
+          runs.push(run);
+          log(`round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}, p99 ${a.latency.p99.toFixed(1)} ms, non-2xx ${a.non2xx}`);
+        } finally {
+          await server.stop();
+        }
+      }
+    }
+    return runs;
+  } finally {
+    await baseline.stop();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] as number;
+}
+
+function parseArgs(argv: readonly string[]): AbOptions {
+  const variants: Variant[] = [];
+  let mode: AbOptions['mode'] = 'ingest';
+  let users = 5_000;
+  let rounds = 3;
+  let seconds = 8;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    const value = argv[i + 1];
+    if (value === undefined) throw new Error(`${arg} needs a value`);
+    i++;
+    if (arg === '--variant') {
+      const [name, rest] = value.split(/=(.*)/s);
+      const [dist, ...args] = (rest ?? '').split(',');
+      if (!name || !dist) throw new Error(`--variant NAME=DIST[,FLAG...], not "${value}"`);
+      variants.push({ name, dist, args });
+    } else if (arg === '--mode' && (value === 'ingest' || value === 'stateless')) mode = value;
+    else if (arg === '--users') users = Number(value);
+    else if (arg === '--rounds') rounds = Number(value);
+    else if (arg === '--seconds') seconds = Number(value);
+    else throw new Error(`unknown argument ${arg}`);
+  }
+  for (const [name, n] of [['--users', users], ['--rounds', rounds], ['--seconds', seconds]] as const) {
+    if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
+  }
+  return { variants, mode, users, rounds, seconds };
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const options = parseArgs(process.argv.slice(2));
+  const runs = await runAb(options, (line) => process.stdout.write(`${line}\n`));
+  for (const variant of options.variants) {
+    const own = runs.filter((run) => run.variant === variant.name);
+    const ratios = own.map((run) => run.ratio.toFixed(3)).join(', ');
+    process.stdout.write(`${variant.name}: median ratio ${median(own.map((run) => run.ratio)).toFixed(3)} (${ratios}), median p99 ${median(own.map((run) => run.p99)).toFixed(1)} ms\n`);
+  }
+}
