@@ -8,13 +8,12 @@
 // `--variant NAME=DIST[,FLAG...]` (flags comma-separated: `--variant fsync=dist,--fsync`); `--mode ingest|stateless`;
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians.
 
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runLoad, sendAll, type LoadSettings, type LoadTarget } from './load.js';
-import { startBaseline, waitForIdle, type Keys } from './processes.js';
+import { startAudience, startBaseline, waitForIdle, type Running } from './processes.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
 import { generateWireCohorts } from './workload/cohorts.js';
 import { seedWorkload } from './workload/seed.js';
@@ -46,44 +45,9 @@ export interface AbRun {
 const SEED = 42;
 const STATELESS_USERS = 200;
 
-interface Served {
-  readonly url: string;
-  readonly pid: number;
-  readonly keys: Keys | undefined;
-  stop(): Promise<void>;
-}
-
-/** `serve` of the variant's build over `dataDir` on an ephemeral port; its output is drained. */
-function serve(variant: Variant, dataDir: string): Promise<Served> {
-  const bin = join(resolve(variant.dist), 'cli', 'bin.js');
-  const child = spawn(process.execPath, [bin, 'serve', '--data', dataDir, '--port', '0', ...variant.args], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stderr.setEncoding('utf8').on('data', (text: string) => void (err = (err + text).slice(-4000)));
-  return new Promise((resolvePromise, reject) => {
-    child.once('exit', (code) => reject(new Error(`${variant.name} exited with ${String(code)} before listening:\n${err}`)));
-    child.stdout.setEncoding('utf8').on('data', (text: string) => {
-      out += text;
-      const listening = /listening on (\S+)/.exec(out);
-      if (listening === null) return;
-      child.stdout.removeAllListeners('data');
-      child.stdout.resume();
-      child.removeAllListeners('exit');
-      const privateKey = /private key[^:]*:\s*([0-9a-f-]{36})/.exec(out)?.[1];
-      const publicKey = /public key:\s*([0-9a-f-]{36})/.exec(out)?.[1];
-      resolvePromise({
-        url: listening[1] as string,
-        pid: child.pid as number,
-        keys: privateKey !== undefined && publicKey !== undefined ? { privateKey, publicKey } : undefined,
-        stop: () =>
-          new Promise((done) => {
-            if (child.exitCode !== null || child.signalCode !== null) return done();
-            child.once('exit', () => done());
-            child.kill('SIGTERM');
-          }),
-      });
-    });
-  });
+/** `serve` of the variant's build over `dataDir` on an ephemeral port. */
+function serve(variant: Variant, dataDir: string): Promise<Running> {
+  return startAudience({ dataDir, cliBin: join(resolve(variant.dist), 'cli', 'bin.js'), args: variant.args });
 }
 
 export async function runAb(options: AbOptions, log: (line: string) => void): Promise<AbRun[]> {

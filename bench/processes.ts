@@ -41,13 +41,15 @@ export interface AudienceOptions {
   readonly args?: readonly string[];
   /** Keep the tail of what the server prints after it listens (for `output()`); default only drained. */
   readonly keepOutput?: boolean;
+  /** Another build's `cli/bin.js` (bench/ab.ts compares builds); default this build's. */
+  readonly cliBin?: string;
 }
 
 export function startAudience(options: AudienceOptions): Promise<Running> {
   const node = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir];
   const serve = ['--data', options.dataDir, '--port', '0'];
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
-  return startProcess([...node, CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : []), ...(options.args ?? [])], 'audience serve', options.keepOutput === true);
+  return startProcess([...node, options.cliBin ?? CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : []), ...(options.args ?? [])], 'audience serve', options.keepOutput === true);
 }
 
 export function startBaseline(): Promise<Running> {
