@@ -103,11 +103,6 @@ export class ContextCache {
     this.entries = new ByteLru(maxBytes, (key, context) => ENTRY_BYTES + 2 * key.length + context.bytes);
   }
 
-  /** Bytes held by the cached contexts (estimated). */
-  get bytes(): number {
-    return this.entries.bytes;
-  }
-
   get(org: string, user: string): ImportedContext | undefined {
     return this.entries.get(cacheId(org, user));
   }
