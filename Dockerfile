@@ -23,5 +23,5 @@ RUN mkdir /data && chown node:node /data
 VOLUME /data
 EXPOSE 8080
 USER node
-ENTRYPOINT ["node", "dist/cli/bin.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=32", "dist/cli/bin.js"]
 CMD ["serve"]

@@ -5,8 +5,12 @@
 // A build to compare is a copy of dist/ inside this project (so that its imports find node_modules), e.g.
 //   npm run build && cp -r dist ab/before   # then change the code, npm run build again
 //   node dist/bench/ab.js --variant before=ab/before --variant after=dist --users 100000 --rounds 3
-// `--variant NAME=DIST[,FLAG...]` (flags comma-separated: `--variant fsync=dist,--fsync`); `--mode ingest|stateless`;
-// `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians.
+// `--variant NAME=DIST[,FLAG...]` (flags comma-separated: `--variant fsync=dist,--fsync`; a flag `node:OPTION` is
+// given to node before the script instead of `npm start`'s (cli/node-options.ts): `--variant v8default=dist,
+// node:--max-semi-space-size=16`); `--mode ingest|stateless`;
+// `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians, with
+// the server's CPU time per request (all threads, and its main thread, from /proc over the run): on a shared machine
+// the ratio moves with the neighbours' load, the CPU a request costs less.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -14,6 +18,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runLoad, sendAll, type LoadSettings, type LoadTarget } from './load.js';
 import { startAudience, startBaseline, waitForIdle, type Running } from './processes.js';
+import { withUsage } from './usage.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
 import { generateWireCohorts } from './workload/cohorts.js';
 import { seedWorkload } from './workload/seed.js';
@@ -23,6 +28,8 @@ export interface Variant {
   /** A dist/ directory holding cli/bin.js. */
   readonly dist: string;
   readonly args: readonly string[];
+  /** Node options before the script (none: those `npm start` gives). */
+  readonly nodeArgs: readonly string[];
 }
 
 export interface AbOptions {
@@ -40,6 +47,9 @@ export interface AbRun {
   readonly baselineRps: number;
   readonly ratio: number;
   readonly p99: number;
+  /** The server's CPU microseconds per answered request (all threads; its main thread), over the run. */
+  readonly cpuUs: number;
+  readonly mainCpuUs: number;
 }
 
 const SEED = 42;
@@ -47,7 +57,7 @@ const STATELESS_USERS = 200;
 
 /** `serve` of the variant's build over `dataDir` on an ephemeral port. */
 function serve(variant: Variant, dataDir: string): Promise<Running> {
-  return startAudience({ dataDir, cliBin: join(resolve(variant.dist), 'cli', 'bin.js'), args: variant.args });
+  return startAudience({ dataDir, cliBin: join(resolve(variant.dist), 'cli', 'bin.js'), args: variant.args, nodeArgs: variant.nodeArgs.length > 0 ? variant.nodeArgs : undefined });
 }
 
 export async function runAb(options: AbOptions, log: (line: string) => void): Promise<AbRun[]> {
@@ -102,10 +112,23 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
           await waitForIdle(server.pid, 60);
           const b = await runLoad(target(baseline.url), load);
           await waitForIdle(server.pid, 60);
-          const a = await runLoad(target(server.url), load);
-          const run: AbRun = { variant: variant.name, round, rps: a.rps, baselineRps: b.rps, ratio: a.rps / b.rps, p99: a.latency.p99 };
+          const { result: a, usage } = await withUsage(server, () => runLoad(target(server.url), load));
+          const perRequest = (cores: number): number => (cores / a.rps) * 1e6;
+          const run: AbRun = {
+            variant: variant.name,
+            round,
+            rps: a.rps,
+            baselineRps: b.rps,
+            ratio: a.rps / b.rps,
+            p99: a.latency.p99,
+            cpuUs: perRequest(usage.serverCores),
+            mainCpuUs: perRequest(usage.mainCores),
+          };
           runs.push(run);
-          log(`round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}, p99 ${a.latency.p99.toFixed(1)} ms, non-2xx ${a.non2xx}`);
+          log(
+            `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}, ` +
+              `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), non-2xx ${a.non2xx}`,
+          );
         } finally {
           await server.stop();
         }
@@ -136,9 +159,11 @@ function parseArgs(argv: readonly string[]): AbOptions {
     i++;
     if (arg === '--variant') {
       const [name, rest] = value.split(/=(.*)/s);
-      const [dist, ...args] = (rest ?? '').split(',');
+      const [dist, ...flags] = (rest ?? '').split(',');
       if (!name || !dist) throw new Error(`--variant NAME=DIST[,FLAG...], not "${value}"`);
-      variants.push({ name, dist, args });
+      const args = flags.filter((flag) => !flag.startsWith('node:'));
+      const nodeArgs = flags.filter((flag) => flag.startsWith('node:')).map((flag) => flag.slice('node:'.length));
+      variants.push({ name, dist, args, nodeArgs });
     } else if (arg === '--mode' && (value === 'ingest' || value === 'stateless')) mode = value;
     else if (arg === '--users') users = Number(value);
     else if (arg === '--rounds') rounds = Number(value);
@@ -157,6 +182,10 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   for (const variant of options.variants) {
     const own = runs.filter((run) => run.variant === variant.name);
     const ratios = own.map((run) => run.ratio.toFixed(3)).join(', ');
-    process.stdout.write(`${variant.name}: median ratio ${median(own.map((run) => run.ratio)).toFixed(3)} (${ratios}), median p99 ${median(own.map((run) => run.p99)).toFixed(1)} ms\n`);
+    const cpu = own.map((run) => Math.round(run.cpuUs)).join(', ');
+    process.stdout.write(
+      `${variant.name}: median ratio ${median(own.map((run) => run.ratio)).toFixed(3)} (${ratios}), median p99 ${median(own.map((run) => run.p99)).toFixed(1)} ms, ` +
+        `median server CPU ${Math.round(median(own.map((run) => run.cpuUs)))} µs/request (${cpu}), main thread ${Math.round(median(own.map((run) => run.mainCpuUs)))}\n`,
+    );
   }
 }

@@ -6,6 +6,7 @@ import { readFile, readdir } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
 
 /** dist/ of this build (this file is dist/bench/processes.js once compiled). */
 const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -43,10 +44,13 @@ export interface AudienceOptions {
   readonly keepOutput?: boolean;
   /** Another build's `cli/bin.js` (bench/ab.ts compares builds); default this build's. */
   readonly cliBin?: string;
+  /** Node options before the script; default those `npm start` gives (cli/node-options.ts). bench/ab.ts compares others. */
+  readonly nodeArgs?: readonly string[];
 }
 
 export function startAudience(options: AudienceOptions): Promise<Running> {
-  const node = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir];
+  // As `npm start` runs it (cli/node-options.ts), unless the caller compares other options (bench/ab.ts).
+  const node = [...(options.nodeArgs ?? SERVE_NODE_OPTIONS), ...(options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir])];
   const serve = ['--data', options.dataDir, '--port', '0'];
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
   return startProcess([...node, options.cliBin ?? CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : []), ...(options.args ?? [])], 'audience serve', options.keepOutput === true);

@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=32
 // The `audience` executable: runs the CLI against the real process and exits with its code.
 
 import { runCli } from './main.js';
