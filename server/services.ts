@@ -60,6 +60,8 @@ export interface ServiceLimits {
   readonly maxSchemaPaths?: number;
   /** Bytes the ingest pipeline's cache of users' states may hold (default an eighth of the memory, 64 MiB-4 GiB). */
   readonly stateCacheBytes?: number;
+  /** States each partition owner keeps decoded; the other resident ones it holds encoded (default 8,192). */
+  readonly decodedStates?: number;
   /** Bytes the cache of users' imported-data contexts may hold (default a sixty-fourth of the memory, 16-512 MiB). */
   readonly contextCacheBytes?: number;
   /** Distinct event names per organization (default 10,000). */
@@ -154,6 +156,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
     log: options.log,
     reactions,
     cacheBytes: options.limits?.stateCacheBytes,
+    decodedStates: options.limits?.decodedStates,
     ...(options.owns === undefined ? {} : { owns: options.owns }),
     ...options.tuning,
   });

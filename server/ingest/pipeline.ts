@@ -48,6 +48,8 @@ export interface IngestOptions {
   readonly cacheSize?: number;
   /** Bytes the users' resident states may hold (default 256 MiB, D40); least recently used ones are snapshotted and forgotten. */
   readonly cacheBytes?: number;
+  /** States each owner keeps decoded; the others it holds encoded (worker/resident-states.ts). Default 8,192. */
+  readonly decodedStates?: number;
   /** Snapshot a user after this many events since its last snapshot (default 256). */
   readonly snapshotEvery?: number;
   /** Snapshot a user whose state has been newer than its snapshot this long (default 60 s). */
@@ -132,7 +134,7 @@ export class Pipeline implements IngestPipeline {
     this.snapshotAfterMs = options.snapshotAfterMs ?? 60_000;
     this.lanes = lastSeqs.map((seq, partition) => new Lane(partition, seq));
     this.cache = new StateCache(options.cacheSize ?? 2_000_000, (entry) => this.evicted(entry), options.cacheBytes ?? defaultStateCacheBytes());
-    this.executor = createExecutor(options.threads ?? 0);
+    this.executor = createExecutor(options.threads ?? 0, options.decodedStates);
     this.residents = new ResidentAsks(this.executor.owners, (partition) => this.executor.ownerOf(partition));
     this.catchUpsPerTick = Math.max(1, options.catchUpsPerTick ?? 32);
     const log = options.log ?? (() => undefined);

@@ -35,7 +35,7 @@ describe('version and environment variables', () => {
   it('serve --help names the environment variable of every flag', async () => {
     const io = captureIo({ env: {} });
     expect(await runCli(['serve', '--help'], io)).toBe(0);
-    for (const name of ['AUDIENCE_DATA', 'AUDIENCE_PORT', 'AUDIENCE_HOST', 'AUDIENCE_THREADS', 'AUDIENCE_FSYNC', 'AUDIENCE_STATE_CACHE_BYTES', 'AUDIENCE_DELIVERY_HORIZON']) {
+    for (const name of ['AUDIENCE_DATA', 'AUDIENCE_PORT', 'AUDIENCE_HOST', 'AUDIENCE_THREADS', 'AUDIENCE_FSYNC', 'AUDIENCE_STATE_CACHE_BYTES', 'AUDIENCE_DECODED_STATES', 'AUDIENCE_DELIVERY_HORIZON']) {
       expect(io.stdoutText().replace(/\s+/g, ' ')).toContain(`env: ${name}`);
     }
   });

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { PlanCache, runWork, type Residents, type WorkReply, type WorkTask } from './work.js';
+import { DECODED_STATES, ResidentStates } from './resident-states.js';
 import { packMessage, unpackMessage } from './messages.js';
 
 export interface Executor {
@@ -24,14 +25,19 @@ export interface Executor {
   close(): Promise<void>;
 }
 
-export function createExecutor(threads: number): Executor {
-  return threads >= 1 ? new PoolExecutor(threads) : new InlineExecutor();
+/** `decodedStates`: how many states each owner keeps decoded (resident-states.ts; the others it keeps encoded). */
+export function createExecutor(threads: number, decodedStates: number = DECODED_STATES): Executor {
+  return threads >= 1 ? new PoolExecutor(threads, decodedStates) : new InlineExecutor(decodedStates);
 }
 
 class InlineExecutor implements Executor {
   readonly owners = 1;
   private readonly plans = new PlanCache();
-  private readonly residents: Residents = new Map();
+  private readonly residents: Residents;
+
+  constructor(decodedStates: number) {
+    this.residents = new ResidentStates(decodedStates);
+  }
 
   ownerOf(): number {
     return 0;
@@ -54,9 +60,10 @@ class PoolExecutor implements Executor {
   private readonly pools: Piscina[];
   private turn = 0;
 
-  constructor(threads: number) {
+  constructor(threads: number, decodedStates: number) {
     const filename = workerFilename();
-    this.pools = Array.from({ length: threads }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity }));
+    const workerData = { decodedStates };
+    this.pools = Array.from({ length: threads }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, workerData }));
   }
 
   get owners(): number {

@@ -22,6 +22,7 @@ import type { Plan, UserState } from '../../../engine/index.js';
 import { unpackEngineEvents, type PackedEvents } from '../../domain/events/record.js';
 import { contextFromData, type ContextData } from '../tick/context.js';
 import { referencesOf } from '../plan-info.js';
+import type { ResidentStates } from './resident-states.js';
 
 /** One queued item of a user, in arrival order: an append's new events, a re-evaluation (E20), or a read. */
 export type WorkStep =
@@ -141,8 +142,8 @@ export type WorkReply =
       readonly snapshots?: readonly (Uint8Array | null)[];
     };
 
-/** The decoded states an owner keeps, by user key; the main thread decides what enters and leaves (state/cache.ts). */
-export type Residents = Map<string, UserState>;
+/** The states an owner keeps (resident-states.ts), by user key; the main thread decides what enters and leaves (state/cache.ts). */
+export type Residents = ResidentStates;
 
 interface Compiled {
   readonly cohorts: readonly CohortDefinition[];
@@ -215,9 +216,9 @@ export function runWork(task: WorkTask, cache: PlanCache, residents: Residents):
   if (lost.length > 0) return { lost };
   for (const key of task.drops ?? []) residents.delete(key);
   const snapshots = task.snapshots?.map((ask) => {
-    const state = residents.get(ask.key);
+    const bytes = residents.encode(ask.key);
     if (ask.drop) residents.delete(ask.key);
-    return state === undefined ? null : encodeState(state);
+    return bytes ?? null;
   });
   const groups = task.groups.map((group, g) => group.users.map((user) => runUser(plans[g] as Plan, user, residents, cache)));
   const replays = task.replays?.map((group, g) => group.items.map((item) => runReplay(replayPlans[g] as Plan, item)));

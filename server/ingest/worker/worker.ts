@@ -1,5 +1,5 @@
 // The piscina worker entry of a partition owner: runs its tasks (work.ts) with this thread's plan cache and the
-// decoded states it keeps resident; tasks and replies cross as one transferred msgpack buffer (messages.ts). Loaded from dist/
+// states it keeps resident (resident-states.ts); tasks and replies cross as one transferred msgpack buffer (messages.ts). Loaded from dist/
 // (see executor.ts).
 
 import { Piscina } from 'piscina';
@@ -10,13 +10,14 @@ import type { PlanCache, Residents, WorkTask } from './work.js';
 let work: Promise<typeof import('./work.js')> | undefined;
 let messages: Promise<typeof import('./messages.js')> | undefined;
 let plans: PlanCache | undefined;
-const residents: Residents = new Map();
+let residents: Residents | undefined;
 
 export default async function runTask(message: Uint8Array): Promise<unknown> {
   work ??= import('./work.js');
   const { PlanCache, runWork } = await work;
   const { packMessage, unpackMessage } = await (messages ??= import('./messages.js'));
   plans ??= new PlanCache();
+  residents ??= new (await import('./resident-states.js')).ResidentStates((Piscina.workerData as { decodedStates?: number } | undefined)?.decodedStates);
   const reply = runWork(unpackMessage<WorkTask>(message), plans, residents);
   const packed = packMessage(reply);
   return Piscina.move(packed);
