@@ -1,6 +1,7 @@
 // The process of benchmark (6): the real ingest pipeline (server/ingest, threads 0 as `serve` runs it) over LevelDB
 // in a temp dir, with the 100 bench cohorts; one event appended for each of N users, RSS read at every step.
 // Prints one JSON line per step and a final one. Run by bench/memory.ts: node dist/bench/memory-process.js N STEPS
+// [DECODED] (`serve --decoded-states`: the owner keeps that many states decoded, the others encoded; default all).
 
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -15,6 +16,7 @@ import { TrackBodies, userIdOf } from './workload/bodies.js';
 
 const users = Number(process.argv[2] ?? '1000000');
 const steps = Number(process.argv[3] ?? '10');
+const decodedStates = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
 const SEED = 43;
 const ORG = randomUUID();
 const IN_FLIGHT = 4_096;
@@ -30,6 +32,7 @@ const pipeline = await openIngestPipeline({
   threads: 0,
   fsync: false,
   cacheBytes: STATE_CACHE_BYTES,
+  ...(decodedStates === undefined ? {} : { decodedStates }),
   plans: { planFor: () => ({ version: 1, cohorts }) },
   contexts: { contextFor: async () => ({ inImportedSegment: () => false, connectionRows: () => [] }) },
 });

@@ -9,6 +9,8 @@ import type { Progress } from './workload/seed.js';
 export interface MemoryBenchOptions {
   readonly users: number;
   readonly steps: number;
+  /** `serve --decoded-states`: states the owner keeps decoded, the others encoded (default all decoded). */
+  readonly decodedStates?: number;
 }
 
 export interface MemoryPoint {
@@ -26,6 +28,8 @@ export interface MemoryBenchResult {
   readonly points: readonly MemoryPoint[];
   /** (RSS at `users` - RSS after the warm-up) / users. */
   readonly bytesPerUser: number;
+  /** `--decoded-states` of the run, when given. */
+  readonly decodedStates?: number;
   readonly eventsPerSecond: number;
 }
 
@@ -33,7 +37,7 @@ const PROCESS = join(dirname(fileURLToPath(import.meta.url)), 'memory-process.js
 
 export function runMemoryBench(options: MemoryBenchOptions, progress: Progress): Promise<MemoryBenchResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', PROCESS, String(options.users), String(options.steps)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--expose-gc', PROCESS, String(options.users), String(options.steps), ...(options.decodedStates === undefined ? [] : [String(options.decodedStates)])], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     let buffered = '';
     let base = 0;
@@ -63,7 +67,7 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
     child.once('exit', (code) => {
       const last = points[points.length - 1];
       if (code !== 0 || last === undefined) reject(new Error(`memory process exited ${code}: ${stderr.split('\n').find((l) => l.trim() !== '') ?? ''}`));
-      else resolve({ users: options.users, baselineRssBytes: base, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate });
+      else resolve({ users: options.users, baselineRssBytes: base, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate, ...(options.decodedStates === undefined ? {} : { decodedStates: options.decodedStates }) });
     });
   });
 }

@@ -60,7 +60,7 @@ export interface ServiceLimits {
   readonly maxSchemaPaths?: number;
   /** Bytes the ingest pipeline's cache of users' states may hold (default an eighth of the memory, 64 MiB-4 GiB). */
   readonly stateCacheBytes?: number;
-  /** States each partition owner keeps decoded; the other resident ones it holds encoded (default 8,192). */
+  /** States each partition owner keeps decoded; the other resident ones it holds encoded (default: no limit). */
   readonly decodedStates?: number;
   /** Bytes the cache of users' imported-data contexts may hold (default a sixty-fourth of the memory, 16-512 MiB). */
   readonly contextCacheBytes?: number;

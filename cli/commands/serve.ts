@@ -8,7 +8,7 @@ import { startService, type RunningService, type ServiceOptions } from '../../se
 import { startClusterNode, type ClusterOptions } from '../../server/cluster/node.js';
 import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
-import { DECODED_STATES, defaultStateCacheBytes } from '../../server/ingest/index.js';
+import { defaultStateCacheBytes } from '../../server/ingest/index.js';
 import { defaultContextCacheBytes } from '../../server/domain/imports/index.js';
 import { describeKeys } from './init.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
@@ -73,7 +73,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--offline-every <minutes>', 'minutes between computations of every offline cohort (D20); 0 never', '60'))
     .addOption(envOption('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000'))
     .addOption(envOption('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`))
-    .addOption(envOption('--decoded-states <n>', "users' states each partition owner keeps decoded (an event costs the engine step alone); the owner holds its other resident states encoded, about a fifth of the memory, decoding one when its user is next computed", String(DECODED_STATES)))
+    .addOption(envOption('--decoded-states <n>', "users' states each partition owner keeps decoded (an event costs the engine step alone); the owner holds its other resident states encoded (~0.8 KB instead of ~7 KB with 100 cohorts), at the CPU cost of decoding one when its user is next computed (default: no limit, all decoded)"))
     .addOption(envOption('--context-cache-bytes <bytes>', `memory for users' imported data (segment memberships, connections rows) read for the engine; least recently used ones are forgotten (D40; default ${defaultContextCacheBytes()}: a sixty-fourth of this machine's memory, 16 to 512 MiB)`))
     .addOption(envOption('--max-event-names <n>', 'distinct event names per organization (D40)', '10000'))
     .addOption(envOption('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024)))

@@ -3,6 +3,5 @@
 export type { AppendRequest, AppendResult, ContextSource, IngestPipeline, NewEvent, PlanSource } from './types.js';
 export { DEFAULT_PARTITIONS, Pipeline, defaultStateCacheBytes, openIngestPipeline, type IngestOptions } from './pipeline.js';
 export { workerFilename } from './worker/executor.js';
-export { DECODED_STATES } from './worker/resident-states.js';
 export type { PlanInfo } from './plan-info.js';
 export type { ReplayPlan, ReplayedUser } from '../backfill/history.js';

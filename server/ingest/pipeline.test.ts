@@ -41,6 +41,32 @@ async function start(store: Store, plans: MapPlans, options: Partial<IngestOptio
   return pipeline;
 }
 
+describe('owners holding states encoded (--decoded-states)', () => {
+  it('answer as owners keeping every state decoded: users interleaved through one decoded state, then a restart', async () => {
+    const cohorts = [ANY_PAGEVIEW, cohort(3, { event: 'Pageview', frequency: { greater_than_or_equal_to: 3 } }), cohort(4, { event: 'Click', frequency: { less_than: 2 } })];
+    const answers = async (decodedStates: number | undefined): Promise<unknown[]> => {
+      const store = new MemoryStore();
+      const options = decodedStates === undefined ? {} : { decodedStates };
+      let pipeline = await start(store, new MapPlans(ORG, cohorts), options);
+      const out: unknown[] = [];
+      for (let n = 1; n <= 24; n++) {
+        // Four users in turn: with one decoded state, each append finds its user's state encoded.
+        const result = await pipeline.append({ org: ORG, user: userId(n % 4), events: [event(n, n % 3 === 0 ? 'Click' : 'Pageview')] });
+        out.push(result.memberships);
+        if (n === 12) {
+          await pipeline.close();
+          pipeline = await start(store, new MapPlans(ORG, cohorts), options);
+        }
+      }
+      for (let u = 0; u < 4; u++) out.push(await pipeline.membershipsOf(ORG, userId(u)));
+      return out;
+    };
+    const decoded = await answers(undefined);
+    expect(decoded).toContainEqual([2, 3]);
+    expect(await answers(1)).toEqual(decoded);
+  });
+});
+
 describe('durability', () => {
   it('an acknowledged append is stored with its transitions: it survives closing and reopening LevelDB', async () => {
     const store = await openLevelStore(dir.path);

@@ -48,7 +48,7 @@ export interface IngestOptions {
   readonly cacheSize?: number;
   /** Bytes the users' resident states may hold (default 256 MiB, D40); least recently used ones are snapshotted and forgotten. */
   readonly cacheBytes?: number;
-  /** States each owner keeps decoded; the others it holds encoded (worker/resident-states.ts). Default 8,192. */
+  /** States each owner keeps decoded; the others it holds encoded (worker/resident-states.ts). Default: no limit. */
   readonly decodedStates?: number;
   /** Snapshot a user after this many events since its last snapshot (default 256). */
   readonly snapshotEvery?: number;

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BEGIN, END, renderResults, writeReadme, type BenchResults } from '../../bench/report.js';
 import { ratiosOf, spreadOf } from '../../bench/stats.js';
 import type { ReferenceBenchResult } from '../../bench/reference.js';
+import type { MemoryBenchResult } from '../../bench/memory.js';
 
 const base: BenchResults = {
   command: 'npm run bench',
@@ -41,6 +42,22 @@ describe('bench report', () => {
     const text = renderResults({ ...base, backfill: { ok: false, at: 'now', reason: 'not yet available (bench/backfill.ts is not built)' } });
     expect(text).toMatch(/\| Backfill events\/s \| ≥ 1,000,000 \| not available: not yet available/);
     expect(text).not.toMatch(/Backfill events\/s \| ≥ 1,000,000 \| \d/);
+  });
+
+  it('reports the memory per hot user with all states decoded and with --decoded-states, each against the target', () => {
+    const run = (bytesPerUser: number, decodedStates?: number): MemoryBenchResult => ({
+      users: 100_000,
+      baselineRssBytes: 2 ** 27,
+      points: [{ users: 100_000, rssBytes: 2 ** 27 + bytesPerUser * 100_000, heapUsedBytes: 2 ** 26, arrayBufferBytes: 2 ** 25, bytesPerUser }],
+      bytesPerUser,
+      eventsPerSecond: 3_000,
+      ...(decodedStates === undefined ? {} : { decodedStates }),
+    });
+    const text = renderResults({ ...base, memory: { ok: true, at: 'now', value: run(13_000) }, memoryEncoded: { ok: true, at: 'now', value: run(3_900, 8_192) } });
+    expect(text).toMatch(/Resident memory per hot user \(RSS at 100,000 users\), 100 cohorts \| ≤ 4,000 B \| 13,000 \| \*\*missed\*\* \|/);
+    expect(text).toMatch(/Resident memory per hot user at 100,000 users with --decoded-states 8,192 \(.*3,000 appends\/s\) \| ≤ 4,000 B \| 3,900 \| met \|/);
+    expect(text).toContain('The same with `--decoded-states 8,192`');
+    expect(text).toMatch(/\| 100,000 \| \d+ MiB \| 64 MiB \| 32 MiB \| 3,900 \|/);
   });
 
   it('rewrites only the section between the markers', async () => {
