@@ -46,7 +46,7 @@ export interface IngestOptions {
   readonly partitions?: number;
   /** Users' states kept resident (default 2,000,000; the byte bound is the one that matters). */
   readonly cacheSize?: number;
-  /** Bytes the users' resident states may hold (default 256 MiB, D40); least recently used ones are snapshotted and forgotten. */
+  /** Bytes the users' resident states may hold (default `defaultStateCacheBytes()`, D40); least recently used ones are snapshotted and forgotten. */
   readonly cacheBytes?: number;
   /** States each owner keeps decoded; the others it holds encoded (worker/resident-states.ts). Default: no limit. */
   readonly decodedStates?: number;

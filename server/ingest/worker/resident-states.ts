@@ -23,11 +23,14 @@ export class ResidentStates {
   /** Decoded states, least recently used first. */
   private readonly decoded = new Map<string, UserState>();
   private readonly encoded = new Map<string, Uint8Array>();
+  /** Whether a bound applies: unbounded (the default), no recency is kept and nothing is ever encoded here. */
+  private readonly bounded: boolean;
 
   constructor(private readonly maxDecoded: number = DECODED_STATES) {
     if (!(maxDecoded === Number.POSITIVE_INFINITY || (Number.isSafeInteger(maxDecoded) && maxDecoded >= 1))) {
       throw new Error(`maxDecoded must be a positive integer (or Infinity), not ${maxDecoded}`);
     }
+    this.bounded = maxDecoded !== Number.POSITIVE_INFINITY;
   }
 
   /** Users held, in either tier. */
@@ -48,8 +51,11 @@ export class ResidentStates {
   get(key: string): UserState | undefined {
     const state = this.decoded.get(key);
     if (state !== undefined) {
-      this.decoded.delete(key);
-      this.decoded.set(key, state);
+      // Per event: the recency update (a delete and an insert) only where there is a bound to keep.
+      if (this.bounded) {
+        this.decoded.delete(key);
+        this.decoded.set(key, state);
+      }
       return state;
     }
     const bytes = this.encoded.get(key);
@@ -62,6 +68,10 @@ export class ResidentStates {
 
   /** Holds `state` decoded as the most recently used (replacing whatever was held for the user). */
   set(key: string, state: UserState): void {
+    if (!this.bounded) {
+      this.decoded.set(key, state);
+      return;
+    }
     this.encoded.delete(key);
     this.decoded.delete(key);
     this.setDecoded(key, state);
