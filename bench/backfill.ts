@@ -8,11 +8,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { validateQuery } from '../engine/index.js';
+import { compilePlan, newUserState, segment, validateQuery } from '../engine/index.js';
+import { listUsers } from '../server/backfill/users.js';
+import { unpackEngineEvents } from '../server/domain/events/index.js';
+import { prefixUpperBound, userEventPrefix } from '../server/domain/events/keys.js';
 import type { NewEvent } from '../server/ingest/index.js';
+import { readHistoryChunk } from '../server/ingest/state/load.js';
 import { openServices } from '../server/services.js';
+import type { Store } from '../server/store/contract.js';
 import { openLevelStore } from '../server/store/level.js';
 import { createRng } from '../test/differential/random.js';
+import { threadCpuTicks } from './processes.js';
 
 export interface BackfillBenchOptions {
   readonly seed: number;
@@ -54,7 +60,29 @@ export interface BackfillBenchResult {
   readonly replayedEventsPerSecond: number;
   readonly usersPerSecond: number;
   readonly audienceSize: number;
+  /** CPU seconds of this process's main thread, and of all its threads, during the sweep (from /proc). */
+  readonly sweepMainThreadCpuSeconds: number;
+  readonly sweepAllThreadsCpuSeconds: number;
+  /** The sweep's parts alone, one after another, on the same stored events (the sweep overlaps them): SweepParts. */
+  readonly parts: SweepParts;
   readonly loadAverage: readonly number[];
+}
+
+/**
+ * What each part of a sweep costs alone over the same stored events, so the README can say what bounds the rate:
+ * listing the users (one seek each, as the sweep and its count do), reading each user's history in its own range
+ * read (as a tick's catch-ups do, 32 at a time), the same events read as values only in one range per 256 users
+ * (the least a per-event layout can cost through classic-level: one native read and one buffer per value, on the
+ * main thread), decoding them (msgpack, on the owner) and replaying them through the new cohort alone.
+ */
+export interface SweepParts {
+  readonly listSeconds: number;
+  readonly perUserReadSeconds: number;
+  readonly perUserReadMainThreadCpuSeconds: number;
+  readonly bulkReadSeconds: number;
+  readonly bulkReadMainThreadCpuSeconds: number;
+  readonly decodeSeconds: number;
+  readonly replaySeconds: number;
 }
 
 /** The shared seeded PRNG (mulberry32). */
@@ -120,10 +148,13 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
     const seedSeconds = (performance.now() - seedStart) / 1000;
     const storedEvents = settings.users * settings.eventsPerUser;
 
+    const cpuBefore = await cpuSeconds();
     const sweepStart = performance.now();
     const cohort = await create(settings.query);
     await services.backfill.whenSwept(org.organization_id);
     const sweepSeconds = (performance.now() - sweepStart) / 1000;
+    const cpuAfter = await cpuSeconds();
+    const parts = await measureParts(store, org.organization_id, settings.query);
     return {
       settings,
       storedEvents,
@@ -133,6 +164,9 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
       replayedEventsPerSecond: Math.round(storedEvents / sweepSeconds),
       usersPerSecond: Math.round(settings.users / sweepSeconds),
       audienceSize: services.pipeline.audienceSize(org.organization_id, cohort.code),
+      sweepMainThreadCpuSeconds: round(cpuAfter.main - cpuBefore.main),
+      sweepAllThreadsCpuSeconds: round(cpuAfter.all - cpuBefore.all),
+      parts,
       loadAverage: loadavg().map(round),
     };
   } finally {
@@ -142,6 +176,77 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** This process's CPU seconds: its main thread and all its threads (clock ticks of 10 ms). */
+async function cpuSeconds(): Promise<{ main: number; all: number }> {
+  const ticks = await threadCpuTicks(process.pid);
+  let all = ticks.main;
+  for (const other of ticks.others.values()) all += other;
+  return { main: ticks.main / 100, all: all / 100 };
+}
+
+async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; mainCpuSeconds: number }> {
+  const cpu = (await threadCpuTicks(process.pid)).main;
+  const start = performance.now();
+  const value = await work();
+  const seconds = (performance.now() - start) / 1000;
+  return { value, seconds, mainCpuSeconds: ((await threadCpuTicks(process.pid)).main - cpu) / 100 };
+}
+
+async function measureParts(store: Store, org: string, query: unknown): Promise<SweepParts> {
+  const list = await timed(async () => {
+    const users: string[] = [];
+    for (let after: string | null = null; ; ) {
+      const batch = await listUsers(store, org, after, 256);
+      users.push(...batch);
+      if (batch.length < 256) return users;
+      after = batch[batch.length - 1] as string;
+    }
+  });
+  const users = list.value;
+  const perUser = await timed(async () => {
+    const histories = [];
+    for (let i = 0; i < users.length; i += 32) {
+      histories.push(...(await Promise.all(users.slice(i, i + 32).map((user) => readHistoryChunk(store, org, user, 0, Number.MAX_SAFE_INTEGER)))));
+    }
+    return histories;
+  });
+  const bulk = await timed(async () => {
+    let values = 0;
+    for (let i = 0; i < users.length; i += 256) {
+      const last = users[Math.min(users.length, i + 256) - 1] as string;
+      const range = { gte: userEventPrefix(org, users[i] as string), lt: prefixUpperBound(userEventPrefix(org, last)) };
+      values += (await store.encodedValues(range)).length;
+    }
+    return values;
+  });
+  const validated = validateQuery(query);
+  if (!validated.ok) throw new Error('invalid bench query');
+  const plan = compilePlan([{ code: 1, query: validated.query }], 1);
+  const ctx = { inImportedSegment: () => false, connectionRows: () => [] };
+  let decodeSeconds = 0;
+  let replaySeconds = 0;
+  let replayed = 0;
+  for (const history of perUser.value) {
+    const start = performance.now();
+    const events = unpackEngineEvents(history.events);
+    const decoded = performance.now();
+    segment(plan, newUserState(), events, ctx);
+    replaySeconds += (performance.now() - decoded) / 1000;
+    decodeSeconds += (decoded - start) / 1000;
+    replayed += events.length;
+  }
+  if (replayed !== bulk.value) throw new Error(`read ${replayed} events per user but ${bulk.value} in bulk`);
+  return {
+    listSeconds: round(list.seconds),
+    perUserReadSeconds: round(perUser.seconds),
+    perUserReadMainThreadCpuSeconds: round(perUser.mainCpuSeconds),
+    bulkReadSeconds: round(bulk.seconds),
+    bulkReadMainThreadCpuSeconds: round(bulk.mainCpuSeconds),
+    decodeSeconds: round(decodeSeconds),
+    replaySeconds: round(replaySeconds),
+  };
 }
 
 function round(value: number): number {

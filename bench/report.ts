@@ -133,7 +133,7 @@ export function renderResults(r: BenchResults): string {
   if (r.http !== undefined) out.push(...renderHttp(r.http));
   if (r.engine !== undefined) out.push(...renderEngine(r.engine));
   if (r.reference !== undefined) out.push(...renderReference(r.reference));
-  if (r.backfill !== undefined) out.push(...renderBackfill(r.backfill));
+  if (r.backfill !== undefined) out.push(...renderBackfill(r.backfill, m.cores));
   if (r.memory !== undefined) out.push(...renderMemory(r.memory, r.memoryEncoded));
   if (r.reactions !== undefined) out.push(...renderReactions(r.reactions));
   if (r.cluster !== undefined) out.push(...renderCluster(r.cluster));
@@ -266,13 +266,30 @@ function renderReference(o: Outcome<ReferenceBenchResult>): string[] {
   return out;
 }
 
-function renderBackfill(o: Outcome<Record<string, unknown>>): string[] {
+function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): string[] {
   const out = ['### (5) Backfill (bench/backfill.ts)', ''];
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const figures = Object.entries(o.value).filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k} ${Number.isInteger(v) ? int(v as number) : (v as number).toFixed(2)}`);
   const settings = o.value['settings'] as Record<string, unknown> | undefined;
   const shape = settings === undefined ? '' : ` Settings: ${Object.entries(settings).filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k} ${int(v as number)}`).join(', ')}.`;
-  return [...out, `Measured ${o.at} (a new cohort over stored history, swept by the pipeline; its own README section explains).${shape} Figures: ${figures.join(', ')}.`, ''];
+  out.push(`Measured ${o.at} (a new cohort over stored history, swept by the pipeline; its own README section explains).${shape} Figures: ${figures.join(', ')}.`, '');
+  const cpu = o.value['sweepAllThreadsCpuSeconds'];
+  const events = o.value['storedEvents'];
+  if (typeof cpu === 'number' && typeof events === 'number' && cpu > 0) {
+    out.push(
+      `The sweep is bound by CPU: it used ${cpu.toFixed(2)} CPU-seconds over all the process's threads (main thread ${Number(o.value['sweepMainThreadCpuSeconds']).toFixed(2)}; the others are the owner, LevelDB's reads and writes in the thread pool and V8's GC helpers) for ${int(events)} events: at that cost per event, ${cores} cores cannot sweep more than about ${int((events * cores) / cpu)} events/s however its steps overlap.`,
+      '',
+    );
+  }
+  const parts = o.value['parts'] as Record<string, number> | undefined;
+  if (parts !== undefined) {
+    const s = (name: string): string => `${(parts[name] ?? Number.NaN).toFixed(2)} s`;
+    out.push(
+      `Where the sweep's time goes: its parts alone, one after another, over the same stored events (the sweep overlaps them: reads on the main thread, decoding and replay on the owner): listing the users ${s('listSeconds')} (one seek each; a new sweep lists them twice, to count them and to visit them); reading each user's history in its own range ${s('perUserReadSeconds')} (main thread ${s('perUserReadMainThreadCpuSeconds')} of CPU); the same events read as values only, one range per 256 users, ${s('bulkReadSeconds')} (main thread ${s('bulkReadMainThreadCpuSeconds')}); decoding them ${s('decodeSeconds')}; replaying them through the new cohort ${s('replaySeconds')}. The bulk read is the least a layout with one stored value per event can cost through classic-level (a native read in the thread pool, then a buffer per value created on the main thread); with the decoding it already takes more than a second of CPU per million events, so 1,000,000 events/s needs fewer, larger values (a user's events packed in blocks) and a cheaper decoding.`,
+      '',
+    );
+  }
+  return out;
 }
 
 function memoryTable(points: MemoryBenchResult['points']): string[] {

@@ -44,6 +44,18 @@ describe('bench report', () => {
     expect(text).not.toMatch(/Backfill events\/s \| ≥ 1,000,000 \| \d/);
   });
 
+  it("reports the backfill's rate against the target and what each part of its sweep costs alone", () => {
+    const parts = { listSeconds: 0.35, perUserReadSeconds: 1.94, perUserReadMainThreadCpuSeconds: 1.63, bulkReadSeconds: 2.35, bulkReadMainThreadCpuSeconds: 1.64, decodeSeconds: 1.19, replaySeconds: 0.15 };
+    const value = { storedEvents: 1_000_000, sweepSeconds: 4.06, replayedEventsPerSecond: 246_050, sweepMainThreadCpuSeconds: 2.14, sweepAllThreadsCpuSeconds: 6.18, parts };
+    const text = renderResults({ ...base, backfill: { ok: true, at: 'now', value } });
+    expect(text).toMatch(/\| Backfill of one new cohort, events replayed\/s \| ≥ 1,000,000 \| 246,050 \| \*\*missed\*\* \|/);
+    expect(text).toContain('sweepMainThreadCpuSeconds 2.14');
+    expect(text).toContain('it used 6.18 CPU-seconds over all the process\'s threads (main thread 2.14;');
+    expect(text).toContain('at that cost per event, 2 cores cannot sweep more than about 323,625 events/s');
+    expect(text).toContain('the same events read as values only, one range per 256 users, 2.35 s (main thread 1.64 s)');
+    expect(text).toContain('decoding them 1.19 s; replaying them through the new cohort 0.15 s');
+  });
+
   it('reports the memory per hot user with all states decoded and with --decoded-states, each against the target', () => {
     const run = (bytesPerUser: number, decodedStates?: number): MemoryBenchResult => ({
       users: 100_000,
