@@ -275,9 +275,11 @@ function build(
   state.viewStartIndex = viewStartIndex;
   state.viewStartTime = viewStartTime;
   state.storedMembers = [...members];
-  state.fresh = new Set(fresh);
+  if (fresh.length > 0) state.fresh = new Set(fresh);
   // Slot tuples are checked against the plan's definitions when bound (an unusable slot starts over, marked fresh).
-  for (let i = 0; i < ids.length; i++) state.stored.set(ids[i] as number, data[i]);
+  const stored = new Map<number, unknown>();
+  for (let i = 0; i < ids.length; i++) stored.set(ids[i] as number, data[i]);
+  state.stored = stored;
   return state;
 }
 

@@ -21,13 +21,15 @@ export function missingSlots(plan: Plan, state: UserState): string[] {
 export function adoptSlots(plan: Plan, target: UserState, source: UserState, keys: readonly string[], cohorts: readonly number[] = []): void {
   bindState(target, plan);
   bindState(source, plan);
+  const fresh = new Set(target.fresh);
   for (const key of keys) {
     const index = plan.slotIndexOfKey.get(key);
     if (index === undefined) continue;
     const slot = plan.slots[index] as SlotDef;
     if (slot.adopt(structuredClone(slot.encode(source)), target) === 'invalid') slot.init(target);
-    target.fresh.delete(slot.id);
+    fresh.delete(slot.id);
   }
+  if (fresh.size !== target.fresh.size) target.fresh = fresh;
   for (const code of cohorts) {
     const position = plan.positionOfCode.get(code);
     if (position !== undefined) target.flags[position] = source.flags[position] as number;
