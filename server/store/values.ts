@@ -22,6 +22,25 @@ export function decodeValues<T>(bytes: Uint8Array): T[] {
   return packr.unpackMultiple(plain(bytes)) as T[];
 }
 
+/** The one value stored in `bytes` from `start` to `end` (exclusive), as `decodeValue` reads it. */
+export function decodeValueAt<T>(bytes: Uint8Array, start: number, end: number): T {
+  return packr.unpack(plain(bytes), { start, end }) as T;
+}
+
+/** The first value stored in `bytes` from `start` on (more may follow it), and the offset just after it. */
+export function decodeFirstValue<T>(bytes: Uint8Array, start: number): { value: T; end: number } {
+  const rest = plain(bytes).subarray(start);
+  let value: unknown;
+  let end = -1;
+  packr.unpackMultiple(rest, (first: unknown, _from?: number, to?: number) => {
+    value = first;
+    end = start + (to as number);
+    return false;
+  });
+  if (end < 0) throw new Error('no value to decode');
+  return { value: value as T, end };
+}
+
 /** Encoded values in one buffer of their own, one after another. */
 export function concatValues(values: readonly Uint8Array[]): Uint8Array {
   let length = 0;

@@ -4,7 +4,8 @@
 // engine's event is in this module.
 
 import type { EngineEvent } from '../../../engine/api.js';
-import { decodeValues } from '../../store/values.js';
+import { decodeFirstValue } from '../../store/values.js';
+import { readEngineEvents } from './engine-reader.js';
 
 /** What an event is made of, however it arrived (a track body, a segmentation call): validated, time parsed. */
 export interface EventFields {
@@ -134,7 +135,10 @@ export interface PackedEvents {
   readonly count: number;
 }
 
-/** The engine's events of packed stored records, in their order. */
+/** The engine's events of packed stored records, in their order (engine-reader.ts: what decodeValues then toEngineEvent give). */
 export function unpackEngineEvents(packed: PackedEvents): EngineEvent[] {
-  return decodeValues<StoredEvent>(packed.bytes).map(toEngineEvent);
+  return readEngineEvents(packed.bytes, (bytes, start) => {
+    const { value, end } = decodeFirstValue<StoredEvent>(bytes, start);
+    return { event: toEngineEvent(value), end };
+  });
 }

@@ -1,0 +1,289 @@
+// Stored records (msgpack maps, store/values.ts) read straight into the engine's events, for replays (backfill
+// sweeps, catch-ups, recovery, offline computations): only `name`, `timeMs`, `properties`, `session_id` and `view_id`
+// are built; the record's other fields (`id`, `user_id`, `time`, `seq`) are stepped over without making strings of
+// them. Decoding whole records with msgpackr and converting them cost the owner about 1.2 s per million events of a
+// backfill sweep, most of it in building objects and strings the engine never reads.
+// Exactness: the answer is always what `toEngineEvent(decodeValue(record))` gives. Values are built the way msgpackr
+// builds them with the store's options (plain objects, `__proto__` renamed `__proto_`); a string that is not ASCII
+// is decoded by msgpackr itself; anything else this reader does not build (extensions, binary, 64-bit integers,
+// non-string keys) makes it decode that whole record with msgpackr.
+
+import type { EngineEvent } from '../../../engine/api.js';
+import { decodeValueAt } from '../../store/values.js';
+
+/** A record this reader leaves to msgpackr. */
+const UNSUPPORTED = new Error('left to msgpackr');
+
+const NAME = keyBytes('name');
+const TIME_MS = keyBytes('timeMs');
+const PROPERTIES = keyBytes('properties');
+const SESSION_ID = keyBytes('session_id');
+const VIEW_ID = keyBytes('view_id');
+
+function keyBytes(key: string): Uint8Array {
+  return Uint8Array.from(key, (c) => c.charCodeAt(0));
+}
+
+/**
+ * The engine events of `count` records laid one after another in `bytes`, in order; `fallback` decodes one record
+ * from its first byte (answering the event and the offset after it) when this reader leaves it to msgpackr.
+ */
+export function readEngineEvents(bytes: Uint8Array, fallback: (bytes: Uint8Array, start: number) => { event: EngineEvent; end: number }): EngineEvent[] {
+  const reader = new Reader(bytes);
+  const events: EngineEvent[] = [];
+  while (reader.at < bytes.length) {
+    const start = reader.at;
+    try {
+      events.push(reader.record());
+    } catch {
+      // UNSUPPORTED, or bytes that end too soon (msgpackr then fails the way decodeValues always did).
+      const { event, end } = fallback(bytes, start);
+      events.push(event);
+      reader.at = end;
+    }
+  }
+  return events;
+}
+
+class Reader {
+  at = 0;
+  private readonly view: DataView;
+
+  constructor(private readonly src: Uint8Array) {
+    this.view = new DataView(src.buffer, src.byteOffset, src.byteLength);
+  }
+
+  record(): EngineEvent {
+    const size = this.mapSize(this.src[this.at++] as number);
+    let name: unknown;
+    let time: unknown;
+    let properties: unknown;
+    let session: unknown;
+    let view: unknown;
+    for (let i = 0; i < size; i++) {
+      const key = this.keyExtent();
+      if (this.keyIs(key, NAME)) name = this.value();
+      else if (this.keyIs(key, TIME_MS)) time = this.value();
+      else if (this.keyIs(key, PROPERTIES)) properties = this.value();
+      else if (this.keyIs(key, SESSION_ID)) session = this.value();
+      else if (this.keyIs(key, VIEW_ID)) view = this.value();
+      else this.skip();
+    }
+    if (this.at > this.src.length) throw UNSUPPORTED;
+    return {
+      name: name as string,
+      time: time as number,
+      properties: properties as Readonly<Record<string, unknown>>,
+      session_id: (session as string | null | undefined) ?? null,
+      view_id: (view as string | null | undefined) ?? null,
+    };
+  }
+
+  /** The entry count of the map whose first byte is `token` (anything else is left to msgpackr). */
+  private mapSize(token: number): number {
+    if (token >= 0x80 && token <= 0x8f) return token - 0x80;
+    if (token === 0xde) {
+      this.at += 2;
+      return this.view.getUint16(this.at - 2);
+    }
+    if (token === 0xdf) {
+      this.at += 4;
+      return this.view.getUint32(this.at - 4);
+    }
+    throw UNSUPPORTED;
+  }
+
+  /** A top-level key as [start, end) of its ASCII bytes (the offset moves past it). */
+  private keyExtent(): number {
+    const token = this.src[this.at++] as number;
+    if (token < 0xa0 || token > 0xbf) throw UNSUPPORTED;
+    const start = this.at;
+    this.at += token - 0xa0;
+    return start;
+  }
+
+  private keyIs(start: number, key: Uint8Array): boolean {
+    if (this.at - start !== key.length) return false;
+    const src = this.src;
+    for (let i = 0; i < key.length; i++) if (src[start + i] !== key[i]) return false;
+    return true;
+  }
+
+  /** The value at the offset, as msgpackr (plain objects for maps) builds it. */
+  private value(): unknown {
+    const src = this.src;
+    const token = src[this.at++] as number;
+    if (token < 0x80) return token;
+    if (token < 0x90) return this.object(token - 0x80);
+    if (token < 0xa0) return this.array(token - 0x90);
+    if (token < 0xc0) return this.string(token - 0xa0, 1);
+    if (token >= 0xe0) return token - 0x100;
+    const view = this.view;
+    const at = this.at;
+    switch (token) {
+      case 0xc0:
+        return null;
+      case 0xc2:
+        return false;
+      case 0xc3:
+        return true;
+      case 0xca:
+        this.at += 4;
+        return view.getFloat32(at);
+      case 0xcb:
+        this.at += 8;
+        return view.getFloat64(at);
+      case 0xcc:
+        this.at += 1;
+        return view.getUint8(at);
+      case 0xcd:
+        this.at += 2;
+        return view.getUint16(at);
+      case 0xce:
+        this.at += 4;
+        return view.getUint32(at);
+      case 0xd0:
+        this.at += 1;
+        return view.getInt8(at);
+      case 0xd1:
+        this.at += 2;
+        return view.getInt16(at);
+      case 0xd2:
+        this.at += 4;
+        return view.getInt32(at);
+      case 0xd9:
+        this.at += 1;
+        return this.string(view.getUint8(at), 2);
+      case 0xda:
+        this.at += 2;
+        return this.string(view.getUint16(at), 3);
+      case 0xdb:
+        this.at += 4;
+        return this.string(view.getUint32(at), 5);
+      case 0xdc:
+        this.at += 2;
+        return this.array(view.getUint16(at));
+      case 0xdd:
+        this.at += 4;
+        return this.array(view.getUint32(at));
+      case 0xde:
+        this.at += 2;
+        return this.object(view.getUint16(at));
+      case 0xdf:
+        this.at += 4;
+        return this.object(view.getUint32(at));
+      default:
+        // nil-like 0xc1, binary, extensions (dates, undefined, records), 64-bit integers: msgpackr decides.
+        throw UNSUPPORTED;
+    }
+  }
+
+  private object(size: number): Record<string, unknown> {
+    if (size > (this.src.length - this.at) / 2) throw UNSUPPORTED;
+    const object: Record<string, unknown> = {};
+    for (let i = 0; i < size; i++) {
+      const token = this.src[this.at] as number;
+      // msgpackr turns other keys (numbers, ...) into property names its own way.
+      if (!((token >= 0xa0 && token <= 0xbf) || token === 0xd9 || token === 0xda || token === 0xdb)) throw UNSUPPORTED;
+      let key = this.value() as string;
+      if (key === '__proto__') key = '__proto_';
+      object[key] = this.value();
+    }
+    return object;
+  }
+
+  private array(size: number): unknown[] {
+    if (size > this.src.length - this.at) throw UNSUPPORTED;
+    const array = new Array<unknown>(size);
+    for (let i = 0; i < size; i++) array[i] = this.value();
+    return array;
+  }
+
+  /** A string of `length` bytes whose header took `header` bytes: ASCII here, anything else through msgpackr. */
+  private string(length: number, header: number): string {
+    const src = this.src;
+    const start = this.at;
+    const end = start + length;
+    if (end > src.length) throw UNSUPPORTED;
+    let ascii = true;
+    for (let i = start; i < end; i++) {
+      if ((src[i] as number) >= 0x80) {
+        ascii = false;
+        break;
+      }
+    }
+    this.at = end;
+    if (!ascii || length > 4096) return decodeValueAt<string>(src, start - header, end);
+    if (length < 24) {
+      let out = '';
+      for (let i = start; i < end; i++) out += String.fromCharCode(src[i] as number);
+      return out;
+    }
+    return String.fromCharCode.apply(null, src.subarray(start, end) as unknown as number[]);
+  }
+
+  /** Steps over one value without building it. */
+  private skip(): void {
+    const src = this.src;
+    const view = this.view;
+    const token = src[this.at++] as number;
+    if (token < 0x80 || token >= 0xe0) return;
+    if (token < 0x90) return this.skipEntries(2 * (token - 0x80));
+    if (token < 0xa0) return this.skipEntries(token - 0x90);
+    if (token < 0xc0) {
+      this.at += token - 0xa0;
+      return;
+    }
+    const at = this.at;
+    switch (token) {
+      case 0xc0:
+      case 0xc2:
+      case 0xc3:
+        return;
+      case 0xcc:
+      case 0xd0:
+        this.at += 1;
+        return;
+      case 0xcd:
+      case 0xd1:
+        this.at += 2;
+        return;
+      case 0xca:
+      case 0xce:
+      case 0xd2:
+        this.at += 4;
+        return;
+      case 0xcb:
+        this.at += 8;
+        return;
+      case 0xd9:
+        this.at += 1 + view.getUint8(at);
+        return;
+      case 0xda:
+        this.at += 2 + view.getUint16(at);
+        return;
+      case 0xdb:
+        this.at += 4 + view.getUint32(at);
+        return;
+      case 0xdc:
+        this.at += 2;
+        return this.skipEntries(view.getUint16(at));
+      case 0xdd:
+        this.at += 4;
+        return this.skipEntries(view.getUint32(at));
+      case 0xde:
+        this.at += 2;
+        return this.skipEntries(2 * view.getUint16(at));
+      case 0xdf:
+        this.at += 4;
+        return this.skipEntries(2 * view.getUint32(at));
+      default:
+        throw UNSUPPORTED;
+    }
+  }
+
+  private skipEntries(count: number): void {
+    if (count > this.src.length - this.at) throw UNSUPPORTED;
+    for (let i = 0; i < count; i++) this.skip();
+  }
+}
