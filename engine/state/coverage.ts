@@ -34,7 +34,6 @@ export function adoptSlots(plan: Plan, target: UserState, source: UserState, key
     const position = plan.positionOfCode.get(code);
     if (position !== undefined) target.flags[position] = source.flags[position] as number;
   }
-  target.membershipList = undefined;
   target.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
   target.nextExpiry = Number.NEGATIVE_INFINITY;
   forgetClauseResults(target, plan);

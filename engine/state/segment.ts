@@ -7,7 +7,7 @@ import type { EngineEvent, SegmentContext, Transition } from '../api.js';
 import type { ClauseTest, CompiledCohort, FilterGroup, Plan } from '../plan/plan.js';
 import type { SlotDef, TransitionSlotDef } from './slots/types.js';
 import { SESSION_CHANGED, SESSION_GAP_MS, VIEW_CHANGED, advanceTrackers } from './trackers.js';
-import { CLAUSE_FINAL, CLAUSE_STALE, COHORT_DIRTY, COHORT_RECHECK, bindState, membershipsOf, noteTransition, type UserState } from './user-state.js';
+import { CLAUSE_FINAL, CLAUSE_STALE, COHORT_DIRTY, COHORT_RECHECK, bindState, membershipsOf, type UserState } from './user-state.js';
 
 export interface SegmentResult {
   readonly state: UserState;
@@ -258,7 +258,6 @@ function evaluateCohorts(
     if (holds === flags[p]) continue;
     flags[p] = holds;
     const code = (cohorts[p] as CompiledCohort).code;
-    noteTransition(state, code, holds === 1);
     transitions.push({ cohort: code, kind: holds === 1 ? 'entered' : 'exited', time: state.time, eventIndex });
     // E12: cohorts naming this one see the transition within this same event (they come later in the order).
     const hearing = (holds === 1 ? plan.entered : plan.exited)[p] as Int32Array;

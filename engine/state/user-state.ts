@@ -63,8 +63,6 @@ export class UserState implements SlotStore {
   nextExpiry = Number.NEGATIVE_INFINITY;
   /** Evaluate every cohort at the next event (first event, or a new binding). */
   evaluateAll = true;
-  /** Sorted member codes while bound, rebuilt after a transition (undefined = stale). */
-  membershipList: number[] | undefined = undefined;
 }
 
 /** A clause flag whose slot changed since the clause was last evaluated (evaluated when its cohort needs it). */
@@ -100,39 +98,21 @@ export function newUserState(): UserState {
   return new UserState();
 }
 
-/** Sorted codes of the cohorts the user is in. */
+/**
+ * Sorted codes of the cohorts the user is in: read from the membership flags in code order (a scan of one byte per
+ * cohort; a cached list per state cost ~390 bytes of heap per resident user and a splice per transition).
+ */
 export function membershipsOf(state: UserState): number[] {
   const plan = state.plan;
   if (plan === undefined) return [...state.storedMembers].sort((a, b) => a - b);
-  if (state.membershipList !== undefined) return state.membershipList.slice();
   const out: number[] = [];
   const byCode = plan.byCode;
+  const codes = plan.codes;
   const member = state.flags;
   for (let i = 0; i < byCode.length; i++) {
-    const position = byCode[i] as number;
-    if (member[position] === 1) out.push(plan.codes[i] as number);
+    if (member[byCode[i] as number] === 1) out.push(codes[i] as number);
   }
-  state.membershipList = out;
-  return out.slice();
-}
-
-/** Keeps the cached sorted member list in step with one transition (no rebuild over every cohort). */
-export function noteTransition(state: UserState, code: number, entered: boolean): void {
-  const list = state.membershipList;
-  if (list === undefined) return;
-  // Binary search for the first code >= `code`.
-  let i = 0;
-  let hi = list.length;
-  while (i < hi) {
-    const mid = (i + hi) >>> 1;
-    if ((list[mid] as number) < code) i = mid + 1;
-    else hi = mid;
-  }
-  if (entered) {
-    if (list[i] !== code) list.splice(i, 0, code);
-  } else if (list[i] === code) {
-    list.splice(i, 1);
-  }
+  return out;
 }
 
 /** Encoded slot tuples by slot id, whatever the binding (bound tuples share the state's ring objects). */
@@ -188,5 +168,4 @@ export function bindState(state: UserState, plan: Plan): void {
   state.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
   state.nextExpiry = Number.NEGATIVE_INFINITY;
   forgetClauseResults(state, plan);
-  state.membershipList = undefined;
 }
