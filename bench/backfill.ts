@@ -73,7 +73,8 @@ export interface BackfillBenchResult {
  * listing the users (one seek each, as the sweep and its count do), reading each user's history in its own range
  * read (as a tick's catch-ups do, 32 at a time), the same events read as values only in one range per 256 users
  * (the least a per-event layout can cost through classic-level: one native read and one buffer per value, on the
- * main thread), decoding them (msgpack, on the owner) and replaying them through the new cohort alone.
+ * main thread), decoding them (as the owner does: server/domain/events/engine-reader.ts) and replaying them through
+ * the new cohort alone.
  */
 export interface SweepParts {
   readonly listSeconds: number;
