@@ -11,7 +11,8 @@ export const VIEW_GIVEN = 2;
 
 /**
  * The empty containers every state starts with and a bound state usually keeps: shared, never written (the fields are
- * read-only views; whoever fills one assigns a container of its own). Per state they were ~370 bytes of heap.
+ * read-only views; whoever fills one assigns a container of its own). With the single buffer per state, V8's heap in
+ * use at 100,000 resident users fell 305 → 259 MB (`node --expose-gc dist/bench/memory-process.js 100000 1`).
  */
 const NO_TUPLES: ReadonlyMap<number, unknown> = new Map();
 const NO_CODES: readonly number[] = Object.freeze([]);
@@ -100,7 +101,8 @@ export function newUserState(): UserState {
 
 /**
  * Sorted codes of the cohorts the user is in: read from the membership flags in code order (a scan of one byte per
- * cohort; a cached list per state cost ~390 bytes of heap per resident user and a splice per transition).
+ * cohort; a cached list per state cost a splice per transition and 259 → 224 MB of heap at 100,000 resident users in
+ * `memory-process.js`).
  */
 export function membershipsOf(state: UserState): number[] {
   const plan = state.plan;

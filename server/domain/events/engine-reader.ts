@@ -1,8 +1,9 @@
-// Stored records (msgpack maps, store/values.ts) read straight into the engine's events, for replays (backfill
-// sweeps, catch-ups, recovery, offline computations): only `name`, `timeMs`, `properties`, `session_id` and `view_id`
-// are built; the record's other fields (`id`, `user_id`, `time`, `seq`) are stepped over without making strings of
-// them. Decoding whole records with msgpackr and converting them cost the owner about 1.2 s per million events of a
-// backfill sweep, most of it in building objects and strings the engine never reads.
+// Stored records (msgpack maps, store/values.ts) read straight into the engine's events, for the owners' replays
+// (catch-ups, parked users' histories, offline computations: worker/work.ts): only `name`, `timeMs`, `properties`,
+// `session_id` and `view_id` are built; the record's other fields (`id`, `user_id`, `time`, `seq`) are stepped over
+// without making strings of them. Decoding whole records with msgpackr and converting them took 1.19 s for the
+// backfill bench's million events (`node dist/bench/backfill.js`, parts.decodeSeconds, before this reader); this
+// reader took 0.55 s in bench/README.md (5).
 // Exactness: the answer is always what `toEngineEvent(decodeValue(record))` gives. Values are built the way msgpackr
 // builds them with the store's options (plain objects, `__proto__` renamed `__proto_`); a string that is not ASCII
 // is decoded by msgpackr itself; anything else this reader does not build (extensions, binary, 64-bit integers,
@@ -214,7 +215,9 @@ class Reader {
     }
     this.at = end;
     if (!ascii || length > 4096) return decodeValueAt<string>(src, start - header, end);
-    if (length < 24) {
+    // Up to 12 characters `+=` makes flat strings; longer ones would be trees of pieces (kept as such in a state's
+    // session or view key), so those are made in one call.
+    if (length <= 12) {
       let out = '';
       for (let i = start; i < end; i++) out += String.fromCharCode(src[i] as number);
       return out;
