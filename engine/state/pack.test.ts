@@ -60,6 +60,22 @@ describe('packed states', () => {
     expect(bytesOf(state)).toEqual(bytesOf(fresh));
   });
 
+  it("unpacks into the buffer another state's packing freed, and both stay exact", () => {
+    const a = stateWith(6, 10);
+    const b = stateWith(7, 10);
+    const beforeA = bytesOf(a);
+    const beforeB = bytesOf(b);
+    packState(b);
+    const freed = packState(a);
+    expect(freed).toBeInstanceOf(ArrayBuffer);
+    unpackState(b, freed);
+    expect(b.nums.buffer).toBe(freed);
+    expect(bytesOf(b)).toEqual(beforeB);
+    unpackState(a);
+    expect(a.nums.buffer).not.toBe(freed);
+    expect(bytesOf(a)).toEqual(beforeA);
+  });
+
   it('leaves an unbound state as it is', () => {
     const state = newUserState();
     packState(state);

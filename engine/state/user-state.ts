@@ -175,10 +175,14 @@ export function bindState(state: UserState, plan: Plan): void {
   forgetClauseResults(state, plan);
 }
 
-/** One allocation per state: the numbers, then the flags (membership, clause results, cohort states). */
-function allocate(plan: Plan): { nums: Float64Array; flags: Uint8Array } {
+/**
+ * One allocation per state: the numbers, then the flags (membership, clause results, cohort states); `reuse` (a
+ * buffer `packState` released, every byte of which the caller overwrites) when it has the size.
+ */
+function allocate(plan: Plan, reuse?: ArrayBuffer): { nums: Float64Array; flags: Uint8Array } {
   const flagCount = 2 * plan.cohorts.length + plan.clauseTests.length;
-  const buffer = new ArrayBuffer(plan.numCount * Float64Array.BYTES_PER_ELEMENT + flagCount);
+  const size = plan.numCount * Float64Array.BYTES_PER_ELEMENT + flagCount;
+  const buffer = reuse !== undefined && reuse.byteLength === size ? reuse : new ArrayBuffer(size);
   return { nums: new Float64Array(buffer, 0, plan.numCount), flags: new Uint8Array(buffer, plan.numCount * Float64Array.BYTES_PER_ELEMENT, flagCount) };
 }
 
@@ -206,9 +210,11 @@ const NO_FLAGS = new Uint8Array(0);
  * engine entry) restores it bit for bit, still bound, so its next step neither binds nor decides every cohort again.
  * An unbound or packed state is left as it is.
  */
-export function packState(state: UserState): void {
+export function packState(state: UserState): ArrayBuffer | undefined {
   const plan = state.plan;
-  if (plan === undefined || state.packed !== undefined) return;
+  if (plan === undefined || state.packed !== undefined) return undefined;
+  // The state's own buffer (numbers and flags), free once packed: `unpackState` may take it for another state.
+  const released = state.nums.byteOffset === 0 && state.flags.buffer === state.nums.buffer ? state.nums.buffer : undefined;
   const empty = emptyWordsOf(plan);
   const count = state.nums.length;
   const words = new Int32Array(state.nums.buffer, state.nums.byteOffset, 2 * count);
@@ -223,7 +229,7 @@ export function packState(state: UserState): void {
     state.packed = dense;
     state.nums = NO_NUMS;
     state.flags = NO_FLAGS;
-    return;
+    return released as ArrayBuffer | undefined;
   }
   // [count of differing numbers][their positions][their words, two each][flags]
   const wordsAt = 4 * (1 + differing);
@@ -245,15 +251,19 @@ export function packState(state: UserState): void {
   state.packed = packed;
   state.nums = NO_NUMS;
   state.flags = NO_FLAGS;
+  return released as ArrayBuffer | undefined;
 }
 
-/** Restores a packed state as it was packed (bound to the same plan); a state not packed is left as it is. */
-export function unpackState(state: UserState): void {
+/**
+ * Restores a packed state as it was packed (bound to the same plan), into `reuse` when it has the size (a buffer
+ * `packState` released: no state may use it any more); a state not packed is left as it is.
+ */
+export function unpackState(state: UserState, reuse?: ArrayBuffer): void {
   const packed = state.packed;
   const plan = state.plan;
   if (packed === undefined || plan === undefined) return;
   const empty = emptyWordsOf(plan);
-  const { nums, flags } = allocate(plan);
+  const { nums, flags } = allocate(plan, reuse);
   const words = new Int32Array(nums.buffer, nums.byteOffset, 2 * nums.length);
   const differing = new Int32Array(packed.buffer, packed.byteOffset, 1)[0] as number;
   if (differing === -1) {

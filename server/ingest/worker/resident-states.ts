@@ -59,8 +59,10 @@ export class ResidentStates {
     const packed = this.packed.get(key);
     if (packed === undefined) return undefined;
     this.packed.delete(key);
-    unpackState(packed);
-    this.setDecoded(key, packed);
+    // Room first: the state that leaves the decoded tier hands its buffer to the one coming back (no allocation).
+    const freed = this.makeRoom(1);
+    unpackState(packed, freed);
+    this.decoded.set(key, packed);
     return packed;
   }
 
@@ -99,11 +101,18 @@ export class ResidentStates {
 
   private setDecoded(key: string, state: UserState): void {
     this.decoded.set(key, state);
-    while (this.decoded.size > this.maxDecoded) {
+    this.makeRoom(0);
+  }
+
+  /** Packs the least recently used decoded states until `more` fit; the last packed one's freed buffer. */
+  private makeRoom(more: number): ArrayBuffer | undefined {
+    let freed: ArrayBuffer | undefined;
+    while (this.decoded.size + more > this.maxDecoded) {
       const oldest = this.decoded.entries().next().value as [string, UserState];
       this.decoded.delete(oldest[0]);
-      packState(oldest[1]);
+      freed = packState(oldest[1]);
       this.packed.set(oldest[0], oldest[1]);
     }
+    return freed;
   }
 }
