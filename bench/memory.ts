@@ -9,7 +9,7 @@ import type { Progress } from './workload/seed.js';
 export interface MemoryBenchOptions {
   readonly users: number;
   readonly steps: number;
-  /** `serve --decoded-states`: states the owner keeps decoded, the others encoded (default all decoded). */
+  /** `serve --decoded-states`: states the owner keeps decoded, the others packed (default all decoded). */
   readonly decodedStates?: number;
 }
 

@@ -38,7 +38,7 @@ export interface BenchResults {
   readonly reference?: Outcome<ReferenceBenchResult>;
   readonly backfill?: Outcome<Record<string, unknown>>;
   readonly memory?: Outcome<MemoryBenchResult>;
-  /** The same pipeline with `--decoded-states` (memory.ts): states past it held encoded. */
+  /** The same pipeline with `--decoded-states` (memory.ts): states past it held packed. */
   readonly memoryEncoded?: Outcome<MemoryBenchResult>;
   readonly reactions?: Outcome<ReactionsBenchResult>;
   readonly dashboard?: Outcome<DashboardBenchResult>;
@@ -107,7 +107,7 @@ export function renderResults(r: BenchResults): string {
   const encoded = r.memoryEncoded?.ok ? r.memoryEncoded.value : undefined;
   if (encoded !== undefined) {
     row(
-      `Resident memory per hot user at ${int(encoded.users)} users with --decoded-states ${int(encoded.decodedStates ?? 0)} (the others held encoded, decoded at their next event; ${int(encoded.eventsPerSecond)} appends/s)`,
+      `Resident memory per hot user at ${int(encoded.users)} users with --decoded-states ${int(encoded.decodedStates ?? 0)} (the others held packed, unpacked at their next event; ${int(encoded.eventsPerSecond)} appends/s)`,
       '≤ 4,000 B',
       int(encoded.bytesPerUser),
       encoded.bytesPerUser <= 4000,
@@ -313,7 +313,7 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
   if (encoded?.ok) {
     const e = encoded.value;
     out.push(
-      `The same with \`--decoded-states ${int(e.decodedStates ?? 0)}\` (measured ${encoded.at}; warm-up RSS ${(e.baselineRssBytes / 2 ** 20).toFixed(0)} MiB, ${int(e.eventsPerSecond)} appends/s): the owner keeps that many states decoded and holds the others encoded in the snapshot format, decoding one at its user's next event (server/ingest/worker/resident-states.ts; not the default, since each such event costs a decode, a fresh binding and the encoding of the state it displaces).`,
+      `The same with \`--decoded-states ${int(e.decodedStates ?? 0)}\` (measured ${encoded.at}; warm-up RSS ${(e.baselineRssBytes / 2 ** 20).toFixed(0)} MiB, ${int(e.eventsPerSecond)} appends/s): the owner keeps that many states decoded and holds the others packed (only the numbers that differ from an empty state's, and the flags, in one buffer), unpacking one at its user's next event (server/ingest/worker/resident-states.ts).`,
       '',
       ...memoryTable(e.points),
     );

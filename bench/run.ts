@@ -29,7 +29,7 @@ interface Settings {
   readonly engine: Partial<EngineBenchOptions>;
   readonly reference: ReferenceBenchOptions;
   readonly memory: MemoryBenchOptions;
-  /** The same with `--decoded-states`: the owner holds its least recently used states encoded. */
+  /** The same with `--decoded-states`: the owner holds its least recently used states packed. */
   readonly memoryEncoded: MemoryBenchOptions;
   /** Passed to bench/backfill.ts's runBackfillBench (its defaults in a full run). */
   readonly backfill: object;

@@ -8,7 +8,7 @@ import { Packr, Unpackr } from 'msgpackr';
 import type { Plan } from '../plan/plan.js';
 import { EngineError } from '../errors.js';
 import { BaseSlot } from './slots/types.js';
-import { VIEW_GIVEN, VIEW_NONE, UserState, membershipsOf, type StoredSlots } from './user-state.js';
+import { VIEW_GIVEN, VIEW_NONE, UserState, membershipsOf, unpackState, type StoredSlots } from './user-state.js';
 
 /** Bump when the layout below changes; decoders accept only versions they know (1 is still read). */
 export const STATE_FORMAT = 2;
@@ -66,6 +66,7 @@ const FIELDS_1 = 14;
 const FIELDS_2 = 15;
 
 export function encodeState(state: UserState, options: EncodeOptions = {}): Uint8Array {
+  unpackState(state);
   const plan = state.plan;
   if (options.slotBitmap === true && plan !== undefined) return encodeFormat3(state, plan);
   const ids: number[] = [];

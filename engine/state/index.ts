@@ -1,6 +1,6 @@
 // The incremental state: user state, the segment step, its codec and backfill coverage.
 
-export { UserState, newUserState, membershipsOf } from './user-state.js';
+export { UserState, newUserState, membershipsOf, packState, unpackState } from './user-state.js';
 export { segment, evaluateAt, nextDeadline, type SegmentResult } from './segment.js';
 export { encodeState, decodeState, slotSetOf, STATE_FORMAT, type EncodeOptions, type DecodeOptions } from './codec.js';
 export { missingSlots, adoptSlots } from './coverage.js';

@@ -64,6 +64,11 @@ export class UserState implements SlotStore {
   nextExpiry = Number.NEGATIVE_INFINITY;
   /** Evaluate every cohort at the next event (first event, or a new binding). */
   evaluateAll = true;
+  /**
+   * Packed (`packState`): the numbers that differ from an empty state's and the flags, in one buffer, while `nums` and
+   * `flags` are empty; every engine entry unpacks it first (`bindState`). Undefined: not packed.
+   */
+  packed: Uint8Array | undefined = undefined;
 }
 
 /** A clause flag whose slot changed since the clause was last evaluated (evaluated when its cohort needs it). */
@@ -105,6 +110,7 @@ export function newUserState(): UserState {
  * `memory-process.js`).
  */
 export function membershipsOf(state: UserState): number[] {
+  if (state.packed !== undefined) unpackState(state);
   const plan = state.plan;
   if (plan === undefined) return [...state.storedMembers].sort((a, b) => a - b);
   const out: number[] = [];
@@ -126,20 +132,19 @@ export function slotTuplesById(state: UserState): Map<number, unknown> {
 
 /**
  * Aligns the state with `plan`: slots found by id are adopted (checked, rings upgraded), missing ones start empty,
- * slots the plan does not have are dropped, memberships of cohorts the plan lacks are dropped.
+ * slots the plan does not have are dropped, memberships of cohorts the plan lacks are dropped. A packed state is
+ * unpacked first.
  */
 export function bindState(state: UserState, plan: Plan): void {
+  if (state.packed !== undefined) unpackState(state);
   if (state.plan === plan) return;
   const resolved = state.plan === undefined ? state.storedSlots?.resolve(plan) : undefined;
   const tuples = resolved?.tuples ?? slotTuplesById(state);
   const members = membershipsOf(state);
   const fresh = new Set<number>();
   const hasHistory = state.count > 0;
-  // One allocation per state: the numbers, then the flags (membership, clause results, cohort states).
-  const flagCount = 2 * plan.cohorts.length + plan.clauseTests.length;
-  const buffer = new ArrayBuffer(plan.numCount * Float64Array.BYTES_PER_ELEMENT + flagCount);
-  const flags = new Uint8Array(buffer, plan.numCount * Float64Array.BYTES_PER_ELEMENT, flagCount);
-  state.nums = new Float64Array(buffer, 0, plan.numCount);
+  const { nums, flags } = allocate(plan);
+  state.nums = nums;
   state.objs = new Array<unknown>(plan.objCount).fill(undefined);
   for (const slot of plan.slots) {
     const tuple = tuples.get(slot.id);
@@ -170,4 +175,118 @@ export function bindState(state: UserState, plan: Plan): void {
   state.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
   state.nextExpiry = Number.NEGATIVE_INFINITY;
   forgetClauseResults(state, plan);
+}
+
+/**
+ * One allocation per state: the numbers, then the flags (membership, clause results, cohort states); `reuse` (a
+ * buffer `packState` released, every byte of which the caller overwrites) when it has the size.
+ */
+function allocate(plan: Plan, reuse?: ArrayBuffer): { nums: Float64Array; flags: Uint8Array } {
+  const flagCount = 2 * plan.cohorts.length + plan.clauseTests.length;
+  const size = plan.numCount * Float64Array.BYTES_PER_ELEMENT + flagCount;
+  const buffer = reuse !== undefined && reuse.byteLength === size ? reuse : new ArrayBuffer(size);
+  return { nums: new Float64Array(buffer, 0, plan.numCount), flags: new Uint8Array(buffer, plan.numCount * Float64Array.BYTES_PER_ELEMENT, flagCount) };
+}
+
+/** Per plan: the numbers of an empty state bound to it, as 32-bit words (what packed states are stored against). */
+const emptyWords = new WeakMap<Plan, Int32Array>();
+
+function emptyWordsOf(plan: Plan): Int32Array {
+  let words = emptyWords.get(plan);
+  if (words === undefined) {
+    const empty = new UserState();
+    bindState(empty, plan);
+    words = new Int32Array(empty.nums.buffer, empty.nums.byteOffset, 2 * empty.nums.length).slice();
+    emptyWords.set(plan, words);
+  }
+  return words;
+}
+
+const NO_NUMS = new Float64Array(0);
+const NO_FLAGS = new Uint8Array(0);
+
+/**
+ * Holds a bound state compactly (an owner's resident tier): only the numbers that differ, bit for bit, from those of
+ * an empty state bound to the same plan (their positions and 64-bit patterns; all of them when most differ) and the
+ * flags as they are, in one buffer; the rest of the state (trackers, rings, plan) stays. `unpackState` (or any
+ * engine entry) restores it bit for bit, still bound, so its next step neither binds nor decides every cohort again.
+ * An unbound or packed state is left as it is.
+ */
+export function packState(state: UserState): ArrayBuffer | undefined {
+  const plan = state.plan;
+  if (plan === undefined || state.packed !== undefined) return undefined;
+  // The state's own buffer (numbers and flags), free once packed: `unpackState` may take it for another state.
+  const released = state.nums.byteOffset === 0 && state.flags.buffer === state.nums.buffer ? state.nums.buffer : undefined;
+  const empty = emptyWordsOf(plan);
+  const count = state.nums.length;
+  const words = new Int32Array(state.nums.buffer, state.nums.byteOffset, 2 * count);
+  let differing = 0;
+  for (let i = 0; i < count; i++) if (words[2 * i] !== empty[2 * i] || words[2 * i + 1] !== empty[2 * i + 1]) differing++;
+  if (12 * differing >= 8 * count) {
+    // Most numbers differ: [-1, unused][every number's words][flags].
+    const dense = new Uint8Array(8 + 8 * count + state.flags.length);
+    new Int32Array(dense.buffer, 0, 1)[0] = -1;
+    new Int32Array(dense.buffer, 8, 2 * count).set(words);
+    dense.set(state.flags, 8 + 8 * count);
+    state.packed = dense;
+    state.nums = NO_NUMS;
+    state.flags = NO_FLAGS;
+    return released as ArrayBuffer | undefined;
+  }
+  // [count of differing numbers][their positions][their words, two each][flags]
+  const wordsAt = 4 * (1 + differing);
+  const flagsAt = wordsAt + 8 * differing;
+  const buffer = new ArrayBuffer(flagsAt + state.flags.length);
+  const header = new Int32Array(buffer, 0, 1 + differing);
+  const kept = new Int32Array(buffer, wordsAt, 2 * differing);
+  header[0] = differing;
+  let k = 0;
+  for (let i = 0; i < count; i++) {
+    if (words[2 * i] === empty[2 * i] && words[2 * i + 1] === empty[2 * i + 1]) continue;
+    header[1 + k] = i;
+    kept[2 * k] = words[2 * i] as number;
+    kept[2 * k + 1] = words[2 * i + 1] as number;
+    k++;
+  }
+  const packed = new Uint8Array(buffer);
+  packed.set(state.flags, flagsAt);
+  state.packed = packed;
+  state.nums = NO_NUMS;
+  state.flags = NO_FLAGS;
+  return released as ArrayBuffer | undefined;
+}
+
+/**
+ * Restores a packed state as it was packed (bound to the same plan), into `reuse` when it has the size (a buffer
+ * `packState` released: no state may use it any more); a state not packed is left as it is.
+ */
+export function unpackState(state: UserState, reuse?: ArrayBuffer): void {
+  const packed = state.packed;
+  const plan = state.plan;
+  if (packed === undefined || plan === undefined) return;
+  const empty = emptyWordsOf(plan);
+  const { nums, flags } = allocate(plan, reuse);
+  const words = new Int32Array(nums.buffer, nums.byteOffset, 2 * nums.length);
+  const differing = new Int32Array(packed.buffer, packed.byteOffset, 1)[0] as number;
+  if (differing === -1) {
+    words.set(new Int32Array(packed.buffer, packed.byteOffset + 8, 2 * nums.length));
+    flags.set(packed.subarray(8 + 8 * nums.length));
+    state.nums = nums;
+    state.flags = flags;
+    state.packed = undefined;
+    return;
+  }
+  words.set(empty);
+  const header = new Int32Array(packed.buffer, packed.byteOffset, 1 + differing);
+  const wordsAt = 4 * (1 + differing);
+  const kept = new Int32Array(packed.buffer, packed.byteOffset + wordsAt, 2 * differing);
+  for (let k = 0; k < differing; k++) {
+    const i = header[1 + k] as number;
+    words[2 * i] = kept[2 * k] as number;
+    words[2 * i + 1] = kept[2 * k + 1] as number;
+  }
+  flags.set(packed.subarray(wordsAt + 8 * differing));
+  state.nums = nums;
+  state.flags = flags;
+  state.packed = undefined;
 }

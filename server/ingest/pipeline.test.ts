@@ -41,7 +41,7 @@ async function start(store: Store, plans: MapPlans, options: Partial<IngestOptio
   return pipeline;
 }
 
-describe('owners holding states encoded (--decoded-states)', () => {
+describe('owners holding states packed (--decoded-states)', () => {
   it('answer as owners keeping every state decoded: users interleaved through one decoded state, then a restart', async () => {
     const cohorts = [ANY_PAGEVIEW, cohort(3, { event: 'Pageview', frequency: { greater_than_or_equal_to: 3 } }), cohort(4, { event: 'Click', frequency: { less_than: 2 } })];
     const answers = async (decodedStates: number | undefined): Promise<unknown[]> => {
@@ -50,7 +50,7 @@ describe('owners holding states encoded (--decoded-states)', () => {
       let pipeline = await start(store, new MapPlans(ORG, cohorts), options);
       const out: unknown[] = [];
       for (let n = 1; n <= 24; n++) {
-        // Four users in turn: with one decoded state, each append finds its user's state encoded.
+        // Four users in turn: with one decoded state, each append finds its user's state packed.
         const result = await pipeline.append({ org: ORG, user: userId(n % 4), events: [event(n, n % 3 === 0 ? 'Click' : 'Pageview')] });
         out.push(result.memberships);
         if (n === 12) {

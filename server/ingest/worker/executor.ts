@@ -25,7 +25,7 @@ export interface Executor {
   close(): Promise<void>;
 }
 
-/** `decodedStates`: how many states each owner keeps decoded (resident-states.ts; the others it keeps encoded). */
+/** `decodedStates`: how many states each owner keeps decoded (resident-states.ts; the others it keeps packed). */
 export function createExecutor(threads: number, decodedStates: number = DECODED_STATES): Executor {
   return threads >= 1 ? new PoolExecutor(threads, decodedStates) : new InlineExecutor(decodedStates);
 }

@@ -1,8 +1,8 @@
 // An owner's resident states in two tiers (resident-states.ts): the least recently used leave the decoded tier
-// encoded and come back decoded, and a user's answers are the same as if its state had stayed decoded throughout.
+// packed and come back unpacked, and a user's answers are the same as if its state had stayed decoded throughout.
 
 import { describe, expect, it } from 'vitest';
-import { compilePlan, decodeState, encodeState, evaluateAt, newUserState, nextDeadline, segment, type EngineEvent, type SegmentContext, type UserState } from '../../../engine/index.js';
+import { compilePlan, encodeState, evaluateAt, newUserState, nextDeadline, segment, type EngineEvent, type SegmentContext, type UserState } from '../../../engine/index.js';
 import { SampleGenerator } from '../../../test/support/sample-cohorts.js';
 import { ResidentStates } from './resident-states.js';
 
@@ -16,7 +16,7 @@ function stateWith(events: number, seed: number): UserState {
 }
 
 describe('resident states in two tiers', () => {
-  it('keeps the most recently used decoded and the others encoded, as their snapshots', () => {
+  it('keeps the most recently used decoded and the others packed, each snapshotted as it is', () => {
     const residents = new ResidentStates(2);
     const a = stateWith(5, 1);
     const snapshotOfA = encodeState(a);
@@ -24,20 +24,23 @@ describe('resident states in two tiers', () => {
     residents.set('b', stateWith(5, 2));
     expect(residents.decodedSize).toBe(2);
     residents.set('c', stateWith(5, 3));
-    // `a`, the least recently used, is now held encoded: its snapshot, without decoding it.
+    // `a`, the least recently used, is now held packed (its numbers and flags in one small buffer).
     expect({ size: residents.size, decoded: residents.decodedSize, held: residents.has('a') }).toEqual({ size: 3, decoded: 2, held: true });
+    expect({ packed: a.packed !== undefined, nums: a.nums.length, flags: a.flags.length }).toEqual({ packed: true, nums: 0, flags: 0 });
+    // Its snapshot, and it stays packed.
     expect(residents.encode('a')).toEqual(snapshotOfA);
+    expect(a.packed).toBeDefined();
     expect(residents.decodedSize).toBe(2);
-    // Asked for, it comes back decoded (and `b` leaves the decoded tier).
+    // Asked for, it comes back unpacked, still bound (and `b` leaves the decoded tier).
     const revived = residents.get('a') as UserState;
-    expect(revived).not.toBe(a);
-    expect({ count: revived.count, time: revived.time }).toEqual({ count: a.count, time: a.time });
+    expect(revived).toBe(a);
+    expect({ packed: revived.packed, bound: revived.plan === PLAN, nums: revived.nums.length }).toEqual({ packed: undefined, bound: true, nums: PLAN.numCount });
     expect(encodeState(revived)).toEqual(snapshotOfA);
     expect(residents.decodedSize).toBe(2);
     expect(residents.encode('b')).toBeInstanceOf(Uint8Array);
   });
 
-  it('a get refreshes recency; set replaces a state held encoded; delete and clear forget either tier', () => {
+  it('a get refreshes recency; set replaces a state held packed; delete and clear forget either tier', () => {
     const residents = new ResidentStates(2);
     residents.set('a', stateWith(3, 1));
     residents.set('b', stateWith(3, 2));
@@ -45,7 +48,7 @@ describe('resident states in two tiers', () => {
     residents.set('c', stateWith(3, 3));
     expect(residents.decodedSize).toBe(2);
     const replacement = stateWith(4, 9);
-    residents.set('b', replacement); // `b` was held encoded
+    residents.set('b', replacement); // `b` was held packed
     expect(residents.get('b')).toBe(replacement);
     expect(residents.size).toBe(3);
     residents.delete('a');
@@ -58,7 +61,7 @@ describe('resident states in two tiers', () => {
     expect(() => new ResidentStates(0)).toThrow(/positive integer/);
   });
 
-  it('answers as states kept decoded throughout: transitions and memberships, with clock advances (D36); deadlines never late', () => {
+  it('answers as states kept decoded throughout: transitions, memberships, deadlines and snapshots, with clock advances (D36)', () => {
     const users = 12;
     const gen = new SampleGenerator(11);
     const contexts = Array.from({ length: users }, () => gen.context());
@@ -69,6 +72,8 @@ describe('resident states in two tiers', () => {
     const next = new Array<number>(users).fill(0);
     let steps = 0;
     let transitions = 0;
+    let revived = 0;
+    const held = new Map<string, UserState>();
     while (next.some((i) => i < 30) && steps < 10_000) {
       steps++;
       const u = Math.floor(random() * users);
@@ -77,6 +82,7 @@ describe('resident states in two tiers', () => {
       const key = `u${u}`;
       const ctx = contexts[u] as SegmentContext;
       const a = decoded.get(key) ?? newUserState();
+      if (held.get(key)?.packed !== undefined) revived++;
       const b = tiered.get(key) ?? newUserState();
       // One step in five is a re-evaluation an hour after the user's latest time (a deadline, D36); else an event.
       const advance = i > 0 && random() < 0.2;
@@ -85,19 +91,18 @@ describe('resident states in two tiers', () => {
       if (!advance) next[u] = i + 1;
       expect(rb.transitions).toEqual(ra.transitions);
       expect(rb.memberships).toEqual(ra.memberships);
-      // A state back from the encoded tier recomputes its timed slots' bounds from their data (as after recovery), so
-      // its next deadline may be later than the incrementally kept, conservative one; it is never late: nothing
-      // changes before it.
-      const deadline = nextDeadline(PLAN, b);
-      expect(deadline).toBeGreaterThanOrEqual(nextDeadline(PLAN, a));
-      if (Number.isFinite(deadline)) expect(evaluateAt(PLAN, decodeState(encodeState(b)), deadline - 1, ctx).transitions).toEqual([]);
+      // A state back from the packed tier is the state it was, bit for bit: the same deadline, the same snapshot.
+      expect(nextDeadline(PLAN, b)).toBe(nextDeadline(PLAN, a));
+      expect(encodeState(b)).toEqual(encodeState(a));
       transitions += ra.transitions.length;
       decoded.set(key, a);
       tiered.set(key, b);
+      held.set(key, b);
     }
     expect(next.every((i) => i === 30)).toBe(true);
-    // The comparison saw cohorts move, and most steps found their user in the encoded tier.
+    // The comparison saw cohorts move, and most steps found their user packed.
     expect(transitions).toBeGreaterThan(20);
+    expect(revived).toBeGreaterThan(150); // of ~450 steps: 12 users through 3 decoded places
     expect(tiered.decodedSize).toBe(3);
     for (const [key, state] of decoded) expect(tiered.encode(key)).toEqual(encodeState(state));
   });

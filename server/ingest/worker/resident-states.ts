@@ -1,29 +1,27 @@
 // The states a partition owner keeps resident (server/ingest/README.md), in two tiers: the most recently used ones
-// decoded (bound to their plan, an event costs the segment step alone), the others encoded (the compact snapshot
-// format, engine/state/codec.ts: ~0.8 KB instead of ~7 KB decoded with the bench's 100 cohorts). A state leaves the
-// decoded tier encoded, least recently used first, and comes back decoded when its user is next computed. Which
-// users are resident at all is still the main thread's cache's decision (state/cache.ts): this is only how the owner
-// holds them.
+// decoded (bound to their plan, an event costs the segment step alone), the others packed (engine `packState`: only
+// the numbers that differ from an empty state's, and the flags, in one buffer: ~1 KB instead of ~5 KB with the
+// bench's 100 cohorts). A state leaves the decoded tier packed, least recently used first, and comes back unpacked
+// when its user is next computed: a copy and a scatter, still bound, so its next step neither binds nor decides every
+// cohort again. Which users are resident at all is still the main thread's cache's decision (state/cache.ts): this is
+// only how the owner holds them.
 //
-// Exact: an encoded state decodes to what a snapshot of it would restore (recovery's own path), and a decoded state
-// is bound afresh at its next step, deciding every cohort again (as after a snapshot), with the same answers.
+// Exact: unpacking restores the state bit for bit (engine/state/user-state.ts).
 
-import { decodeState, encodeState, type UserState } from '../../../engine/index.js';
+import { encodeState, packState, unpackState, type UserState } from '../../../engine/index.js';
 
 /**
- * Decoded states an owner keeps by default: all of them. Holding the others encoded saves memory (a decoded state is
- * ~7 KB with the bench's 100 cohorts, its encoding ~0.8 KB) but costs each event of a user outside the decoded tier
- * a decode, a binding that decides every cohort again, and the encoding of the state it displaces: `node
- * dist/bench/ab.js --variant tiered=dist,--decoded-states,8192 ...` at 100,000 users measured 535 µs of server CPU
- * per ingested request against 387 with all decoded (medians of 3 rounds). So it is the operator's trade (`serve --decoded-states N`).
+ * Decoded states an owner keeps by default: all of them. Holding the others packed saves memory (a decoded state is
+ * ~5 KB with the bench's 100 cohorts) at the cost of a pack and an unpack when a user moves between the tiers; it
+ * is the operator's choice (`serve --decoded-states N`).
  */
 export const DECODED_STATES = Number.POSITIVE_INFINITY;
 
 export class ResidentStates {
   /** Decoded states, least recently used first. */
   private readonly decoded = new Map<string, UserState>();
-  private readonly encoded = new Map<string, Uint8Array>();
-  /** Whether a bound applies: unbounded (the default), no recency is kept and nothing is ever encoded here. */
+  private readonly packed = new Map<string, UserState>();
+  /** Whether a bound applies: unbounded (the default), no recency is kept and nothing is ever packed here. */
   private readonly bounded: boolean;
 
   constructor(private readonly maxDecoded: number = DECODED_STATES) {
@@ -35,7 +33,7 @@ export class ResidentStates {
 
   /** Users held, in either tier. */
   get size(): number {
-    return this.decoded.size + this.encoded.size;
+    return this.decoded.size + this.packed.size;
   }
 
   /** Users held decoded (tests). */
@@ -44,10 +42,10 @@ export class ResidentStates {
   }
 
   has(key: string): boolean {
-    return this.decoded.has(key) || this.encoded.has(key);
+    return this.decoded.has(key) || this.packed.has(key);
   }
 
-  /** The user's state, decoded (decoding it if it was held encoded), now the most recently used; undefined if not held. */
+  /** The user's state, decoded (unpacking it if it was held packed), now the most recently used; undefined if not held. */
   get(key: string): UserState | undefined {
     const state = this.decoded.get(key);
     if (state !== undefined) {
@@ -58,12 +56,14 @@ export class ResidentStates {
       }
       return state;
     }
-    const bytes = this.encoded.get(key);
-    if (bytes === undefined) return undefined;
-    this.encoded.delete(key);
-    const revived = decodeState(bytes);
-    this.setDecoded(key, revived);
-    return revived;
+    const packed = this.packed.get(key);
+    if (packed === undefined) return undefined;
+    this.packed.delete(key);
+    // Room first: the state that leaves the decoded tier hands its buffer to the one coming back (no allocation).
+    const freed = this.makeRoom(1);
+    unpackState(packed, freed);
+    this.decoded.set(key, packed);
+    return packed;
   }
 
   /** Holds `state` decoded as the most recently used (replacing whatever was held for the user). */
@@ -72,36 +72,47 @@ export class ResidentStates {
       this.decoded.set(key, state);
       return;
     }
-    this.encoded.delete(key);
+    this.packed.delete(key);
     this.decoded.delete(key);
     this.setDecoded(key, state);
   }
 
-  /** The user's state encoded (a snapshot), without decoding one held encoded; undefined if not held. */
+  /** The user's state encoded (a snapshot), a packed one left packed; undefined if not held. */
   encode(key: string): Uint8Array | undefined {
-    const bytes = this.encoded.get(key);
-    if (bytes !== undefined) return bytes;
+    const packed = this.packed.get(key);
+    if (packed !== undefined) {
+      const bytes = encodeState(packed);
+      packState(packed);
+      return bytes;
+    }
     const state = this.decoded.get(key);
     return state === undefined ? undefined : encodeState(state);
   }
 
   delete(key: string): void {
     this.decoded.delete(key);
-    this.encoded.delete(key);
+    this.packed.delete(key);
   }
 
   clear(): void {
     this.decoded.clear();
-    this.encoded.clear();
+    this.packed.clear();
   }
 
   private setDecoded(key: string, state: UserState): void {
     this.decoded.set(key, state);
-    while (this.decoded.size > this.maxDecoded) {
+    this.makeRoom(0);
+  }
+
+  /** Packs the least recently used decoded states until `more` fit; the last packed one's freed buffer. */
+  private makeRoom(more: number): ArrayBuffer | undefined {
+    let freed: ArrayBuffer | undefined;
+    while (this.decoded.size + more > this.maxDecoded) {
       const oldest = this.decoded.entries().next().value as [string, UserState];
       this.decoded.delete(oldest[0]);
-      // A copy of its own: the codec's output may be a view into a buffer shared with later encodings.
-      this.encoded.set(oldest[0], encodeState(oldest[1]).slice());
+      freed = packState(oldest[1]);
+      this.packed.set(oldest[0], oldest[1]);
     }
+    return freed;
   }
 }
