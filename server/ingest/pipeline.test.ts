@@ -44,9 +44,9 @@ async function start(store: Store, plans: MapPlans, options: Partial<IngestOptio
 describe('owners holding states packed (--decoded-states)', () => {
   it('answer as owners keeping every state decoded: users interleaved through one decoded state, then a restart', async () => {
     const cohorts = [ANY_PAGEVIEW, cohort(3, { event: 'Pageview', frequency: { greater_than_or_equal_to: 3 } }), cohort(4, { event: 'Click', frequency: { less_than: 2 } })];
-    const answers = async (decodedStates: number | undefined): Promise<unknown[]> => {
+    const answers = async (decodedStates: number): Promise<unknown[]> => {
       const store = new MemoryStore();
-      const options = decodedStates === undefined ? {} : { decodedStates };
+      const options = { decodedStates };
       let pipeline = await start(store, new MapPlans(ORG, cohorts), options);
       const out: unknown[] = [];
       for (let n = 1; n <= 24; n++) {
@@ -61,7 +61,7 @@ describe('owners holding states packed (--decoded-states)', () => {
       for (let u = 0; u < 4; u++) out.push(await pipeline.membershipsOf(ORG, userId(u)));
       return out;
     };
-    const decoded = await answers(undefined);
+    const decoded = await answers(Number.POSITIVE_INFINITY);
     expect(decoded).toContainEqual([2, 3]);
     expect(await answers(1)).toEqual(decoded);
   });

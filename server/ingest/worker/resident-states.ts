@@ -11,17 +11,18 @@
 import { encodeState, packState, unpackState, type UserState } from '../../../engine/index.js';
 
 /**
- * Decoded states an owner keeps by default: all of them. Holding the others packed saves memory (a decoded state is
- * ~5 KB with the bench's 100 cohorts) at the cost of a pack and an unpack when a user moves between the tiers; it
- * is the operator's choice (`serve --decoded-states N`).
+ * Decoded states an owner keeps by default (`serve --decoded-states N`). Past it the owner holds its least recently
+ * used states packed (~1-2 KB instead of ~5 KB with the bench's 100 cohorts); moving a user between the tiers is a
+ * pack and an unpack into the freed buffer, which `bench/ab.ts` could not tell from keeping every state decoded
+ * (server CPU per request at 100,000 users), so the default bounds it.
  */
-export const DECODED_STATES = Number.POSITIVE_INFINITY;
+export const DECODED_STATES = 8_192;
 
 export class ResidentStates {
   /** Decoded states, least recently used first. */
   private readonly decoded = new Map<string, UserState>();
   private readonly packed = new Map<string, UserState>();
-  /** Whether a bound applies: unbounded (the default), no recency is kept and nothing is ever packed here. */
+  /** Whether a bound applies: unbounded (`Infinity`), no recency is kept and nothing is ever packed here. */
   private readonly bounded: boolean;
 
   constructor(private readonly maxDecoded: number = DECODED_STATES) {
