@@ -1,5 +1,5 @@
 // Packed states (user-state.ts `packState`): an owner's resident tier holds a bound state as the numbers that differ
-// from an empty state's and its flags; unpacking gives back the same state bit for bit, still bound, and every engine
+// from an empty state's and its flags (two to a byte); unpacking gives back the same state bit for bit, still bound, and every engine
 // entry unpacks a packed state first.
 
 import { describe, expect, it } from 'vitest';
@@ -25,8 +25,10 @@ function stateWith(seed: number, events: number): UserState {
 describe('packed states', () => {
   it('unpack to the same numbers and flags, bit for bit (NaN payloads and -0 included), still bound', () => {
     const forms = new Set<string>();
-    for (const [seed, events] of [[1, 20], [2, 20], [3, 2], [4, 200]] as const) {
+    for (const [seed, events, scrambled] of [[1, 20, false], [2, 20, false], [3, 2, false], [4, 200, true]] as const) {
       const state = stateWith(seed, events);
+      // Packing is bitwise, whatever the numbers mean: most of them changed, so every number is kept.
+      if (scrambled) for (let i = 0; i < state.nums.length; i += 5) state.nums.fill(i + 0.5, i, i + 4);
       // Values an exact copy must keep as they are (a value-wise copy would lose the payload or the sign).
       const raw = new DataView(state.nums.buffer, state.nums.byteOffset);
       raw.setUint32(0, 0x7ff8dead);
@@ -74,6 +76,46 @@ describe('packed states', () => {
     unpackState(a);
     expect(a.nums.buffer).not.toBe(freed);
     expect(bytesOf(a)).toEqual(beforeA);
+  });
+
+  it('keeps the flags two to a byte, with an odd count of them too, and exactly when one does not fit in 4 bits', () => {
+    const plans = [PLAN, ...[1, 2, 3, 4, 5, 6].map((n) => compilePlan(new SampleGenerator(n).cohorts(n), 1))];
+    const flagCounts = new Set<number>();
+    for (const plan of plans) {
+      const state = newUserState();
+      segment(plan, state, new SampleGenerator(8).events(3, T0), new SampleGenerator(8).context());
+      flagCounts.add(state.flags.length % 2);
+      for (const big of [false, true]) {
+        if (big) state.flags[state.flags.length - 1] = 200;
+        const before = bytesOf(state);
+        const flags = state.flags.length;
+        packState(state);
+        const packed = state.packed as Uint8Array;
+        const [differing, nibbles] = new Int32Array(packed.buffer, packed.byteOffset, 2);
+        // Two Int32 of header, 8 bytes and a 2-byte position per differing number, then the flags.
+        expect({ nibbles, bytes: packed.byteLength }).toEqual({ nibbles: big ? 0 : 1, bytes: 8 + 10 * (differing as number) + (big ? flags : Math.ceil(flags / 2)) });
+        unpackState(state);
+        expect(bytesOf(state)).toEqual(before);
+      }
+    }
+    expect([...flagCounts].sort()).toEqual([0, 1]);
+  });
+
+  it('keeps 32-bit positions for a plan of more than 65,536 numbers', { timeout: 60_000 }, () => {
+    const plan = compilePlan(new SampleGenerator(42).cohorts(16_000), 1);
+    expect(plan.numCount).toBeGreaterThan(65_536);
+    const state = newUserState();
+    segment(plan, state, new SampleGenerator(1).events(3, T0), new SampleGenerator(1).context());
+    // A number past the 16-bit positions, changed, must come back.
+    state.nums[plan.numCount - 1] = 12345.5;
+    const before = bytesOf(state);
+    packState(state);
+    const packed = state.packed as Uint8Array;
+    const differing = new Int32Array(packed.buffer, packed.byteOffset, 1)[0] as number;
+    expect(differing).toBeGreaterThan(0);
+    expect(packed.byteLength).toBe(8 + 12 * differing + Math.ceil((before.length - 8 * plan.numCount) / 2));
+    unpackState(state);
+    expect(bytesOf(state)).toEqual(before);
   });
 
   it('leaves an unbound state as it is', () => {

@@ -207,10 +207,14 @@ const NO_FLAGS = new Uint8Array(0);
 
 /**
  * Holds a bound state compactly (an owner's resident tier): only the numbers that differ, bit for bit, from those of
- * an empty state bound to the same plan (their positions and 64-bit patterns; all of them when most differ) and the
- * flags as they are, in one buffer; the rest of the state (trackers, rings, plan) stays. `unpackState` (or any
- * engine entry) restores it bit for bit, still bound, so its next step neither binds nor decides every cohort again.
- * An unbound or packed state is left as it is.
+ * an empty state bound to the same plan (their 64-bit patterns and positions; all of them when most differ) and the
+ * flags, two to a byte when every one fits in 4 bits (they hold 0-5), in one buffer; the rest of the state (trackers,
+ * rings, plan) stays. `unpackState` (or any engine entry) restores it bit for bit, still bound, so its next step
+ * neither binds nor decides every cohort again. An unbound or packed state is left as it is.
+ *
+ * Layout: two Int32 (the count of differing numbers, -1 when all are kept; 1 when the flags are in nibbles, else 0),
+ * the kept numbers' words (two Int32 each), their positions (Uint16 when the plan has at most 65,536 numbers, else
+ * Int32; none when all are kept), the flags.
  */
 export function packState(state: UserState): ArrayBuffer | undefined {
   const plan = state.plan;
@@ -220,40 +224,44 @@ export function packState(state: UserState): ArrayBuffer | undefined {
   const empty = emptyWordsOf(plan);
   const count = state.nums.length;
   const words = new Int32Array(state.nums.buffer, state.nums.byteOffset, 2 * count);
+  const flags = state.flags;
   let differing = 0;
   for (let i = 0; i < count; i++) if (words[2 * i] !== empty[2 * i] || words[2 * i + 1] !== empty[2 * i + 1]) differing++;
-  if (12 * differing >= 8 * count) {
-    // Most numbers differ: [-1, unused][every number's words][flags].
-    const dense = new Uint8Array(8 + 8 * count + state.flags.length);
-    new Int32Array(dense.buffer, 0, 1)[0] = -1;
-    new Int32Array(dense.buffer, 8, 2 * count).set(words);
-    dense.set(state.flags, 8 + 8 * count);
-    state.packed = dense;
-    state.nums = NO_NUMS;
-    state.flags = NO_FLAGS;
-    return released as ArrayBuffer | undefined;
-  }
-  // [count of differing numbers][their positions][their words, two each][flags]
-  const wordsAt = 4 * (1 + differing);
-  const flagsAt = wordsAt + 8 * differing;
-  const buffer = new ArrayBuffer(flagsAt + state.flags.length);
-  const header = new Int32Array(buffer, 0, 1 + differing);
-  const kept = new Int32Array(buffer, wordsAt, 2 * differing);
-  header[0] = differing;
-  let k = 0;
-  for (let i = 0; i < count; i++) {
-    if (words[2 * i] === empty[2 * i] && words[2 * i + 1] === empty[2 * i + 1]) continue;
-    header[1 + k] = i;
-    kept[2 * k] = words[2 * i] as number;
-    kept[2 * k + 1] = words[2 * i + 1] as number;
-    k++;
+  const positionBytes = count <= 0x10000 ? 2 : 4;
+  const dense = (8 + positionBytes) * differing >= 8 * count;
+  const kept = dense ? count : differing;
+  const positionsAt = 8 + 8 * kept;
+  const flagsAt = positionsAt + (dense ? 0 : positionBytes * kept);
+  const nibbles = fitsNibbles(flags);
+  const buffer = new ArrayBuffer(flagsAt + (nibbles ? (flags.length + 1) >> 1 : flags.length));
+  const header = new Int32Array(buffer, 0, 2 + 2 * kept);
+  header[0] = dense ? -1 : differing;
+  header[1] = nibbles ? 1 : 0;
+  if (dense) header.set(words, 2);
+  else {
+    const positions = positionBytes === 2 ? new Uint16Array(buffer, positionsAt, kept) : new Int32Array(buffer, positionsAt, kept);
+    let k = 0;
+    for (let i = 0; i < count; i++) {
+      if (words[2 * i] === empty[2 * i] && words[2 * i + 1] === empty[2 * i + 1]) continue;
+      positions[k] = i;
+      header[2 + 2 * k] = words[2 * i] as number;
+      header[3 + 2 * k] = words[2 * i + 1] as number;
+      k++;
+    }
   }
   const packed = new Uint8Array(buffer);
-  packed.set(state.flags, flagsAt);
+  if (nibbles) {
+    for (let i = 0, at = flagsAt; i < flags.length; i += 2, at++) packed[at] = (flags[i] as number) | ((flags[i + 1] ?? 0) << 4);
+  } else packed.set(flags, flagsAt);
   state.packed = packed;
   state.nums = NO_NUMS;
   state.flags = NO_FLAGS;
   return released as ArrayBuffer | undefined;
+}
+
+function fitsNibbles(flags: Uint8Array): boolean {
+  for (let i = 0; i < flags.length; i++) if ((flags[i] as number) > 15) return false;
+  return true;
 }
 
 /**
@@ -264,28 +272,34 @@ export function unpackState(state: UserState, reuse?: ArrayBuffer): void {
   const packed = state.packed;
   const plan = state.plan;
   if (packed === undefined || plan === undefined) return;
-  const empty = emptyWordsOf(plan);
   const { nums, flags } = allocate(plan, reuse);
-  const words = new Int32Array(nums.buffer, nums.byteOffset, 2 * nums.length);
-  const differing = new Int32Array(packed.buffer, packed.byteOffset, 1)[0] as number;
-  if (differing === -1) {
-    words.set(new Int32Array(packed.buffer, packed.byteOffset + 8, 2 * nums.length));
-    flags.set(packed.subarray(8 + 8 * nums.length));
-    state.nums = nums;
-    state.flags = flags;
-    state.packed = undefined;
-    return;
+  const count = nums.length;
+  const words = new Int32Array(nums.buffer, nums.byteOffset, 2 * count);
+  const head = new Int32Array(packed.buffer, packed.byteOffset, 2);
+  const dense = head[0] === -1;
+  const kept = dense ? count : (head[0] as number);
+  const stored = new Int32Array(packed.buffer, packed.byteOffset + 8, 2 * kept);
+  const positionsAt = 8 + 8 * kept;
+  let flagsAt = positionsAt;
+  if (dense) words.set(stored);
+  else {
+    words.set(emptyWordsOf(plan));
+    const positionBytes = count <= 0x10000 ? 2 : 4;
+    const positions = positionBytes === 2 ? new Uint16Array(packed.buffer, packed.byteOffset + positionsAt, kept) : new Int32Array(packed.buffer, packed.byteOffset + positionsAt, kept);
+    for (let k = 0; k < kept; k++) {
+      const i = positions[k] as number;
+      words[2 * i] = stored[2 * k] as number;
+      words[2 * i + 1] = stored[2 * k + 1] as number;
+    }
+    flagsAt += positionBytes * kept;
   }
-  words.set(empty);
-  const header = new Int32Array(packed.buffer, packed.byteOffset, 1 + differing);
-  const wordsAt = 4 * (1 + differing);
-  const kept = new Int32Array(packed.buffer, packed.byteOffset + wordsAt, 2 * differing);
-  for (let k = 0; k < differing; k++) {
-    const i = header[1 + k] as number;
-    words[2 * i] = kept[2 * k] as number;
-    words[2 * i + 1] = kept[2 * k + 1] as number;
-  }
-  flags.set(packed.subarray(wordsAt + 8 * differing));
+  if (head[1] === 1) {
+    for (let i = 0, at = flagsAt; i < flags.length; i += 2, at++) {
+      const byte = packed[at] as number;
+      flags[i] = byte & 15;
+      if (i + 1 < flags.length) flags[i + 1] = byte >> 4;
+    }
+  } else flags.set(packed.subarray(flagsAt));
   state.nums = nums;
   state.flags = flags;
   state.packed = undefined;
