@@ -19,7 +19,7 @@ import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { ResidentAsks } from './state/residents.js';
 import { RecentIds, type RecentIdsHold } from './tick/recent-ids.js';
 import { AudienceSizes, type SizeCounter } from './tick/sizes.js';
-import { StateCache, userKey, type CachedUser } from './state/cache.js';
+import { StateCache, fromMemberCodes, userKey, type CachedUser } from './state/cache.js';
 import { GroupScheduler } from './lanes/groups.js';
 import type { TickEnv } from './tick/tick.js';
 import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PipelineStats, PlanSource } from './types.js';
@@ -235,7 +235,7 @@ export class Pipeline implements IngestPipeline {
     if (cached !== undefined && !lane.parked.has(key)) {
       // D19: cohorts that left the plan have no members; a user behind the plan is caught up first (a read item).
       const plan = this.planOf(org);
-      if (cached.count === 0 || cached.mark >= plan.maxGen) return Promise.resolve(cached.memberships.filter((code) => plan.gens.has(code)));
+      if (cached.count === 0 || cached.mark >= plan.maxGen) return Promise.resolve(fromMemberCodes(cached.memberships).filter((code) => plan.gens.has(code)));
     }
     if (this.closing !== undefined) return Promise.reject(closedError());
     return new Promise((resolve, reject) => this.enqueue(lane, { kind: 'read', org, user, resolve, reject }, 1));

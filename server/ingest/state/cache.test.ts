@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../store/memory.js';
 import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from '../../../test/support/ingest.js';
 import { openIngestPipeline } from '../pipeline.js';
-import { StateCache, entryBytes, type CachedUser } from './cache.js';
+import { StateCache, entryBytes, fromMemberCodes, toMemberCodes, type CachedUser } from './cache.js';
 
 function entry(n: number, stateBytes: number): CachedUser {
   return {
@@ -22,6 +22,26 @@ function entry(n: number, stateBytes: number): CachedUser {
     dirtySince: 0,
   };
 }
+
+describe("a cached user's member codes", () => {
+  it('are kept as one character per code when every code fits in 16 bits, else as the numbers, and read back the same', () => {
+    const many = Array.from({ length: 10_000 }, (_, i) => i * 6);
+    for (const codes of [[], [1, 2, 3], [0, 255], [1, 256, 65_535], many]) {
+      const kept = toMemberCodes(codes);
+      expect(typeof kept).toBe('string');
+      expect(kept.length).toBe(codes.length);
+      expect(fromMemberCodes(kept)).toEqual(codes);
+    }
+    for (const codes of [[1, 65_536], [-1, 2], [1.5], [...many, 70_000]]) {
+      const kept = toMemberCodes(codes);
+      expect(kept).toBe(codes);
+      expect(fromMemberCodes(kept)).toEqual(codes);
+    }
+    // As a string they count 2 bytes a code towards the bound, as numbers 8.
+    const asText = entryBytes({ ...entry(0, 0), memberships: toMemberCodes([1, 2, 3, 4]) });
+    expect(entryBytes({ ...entry(0, 0), memberships: [1, 2, 3, 4] }) - asText).toBe(24);
+  });
+});
 
 describe('StateCache byte bound (D40)', () => {
   it('never holds more bytes than its bound, evicting the least recently used entries first', () => {

@@ -10,8 +10,8 @@ export interface CachedUser {
   readonly partition: number;
   /** Bytes the owner's resident state holds (its estimate, worker/work.ts residentBytes). */
   size: number;
-  /** Sorted cohort codes of the state. */
-  memberships: readonly number[];
+  /** Sorted cohort codes of the state (`toMemberCodes`; read them with `fromMemberCodes`). */
+  memberships: MemberCodes;
   /** The last log sequence the state covers (its snapshot stamp). */
   seq: number;
   /** Events the state has seen (the user's stored events). */
@@ -29,13 +29,37 @@ export interface CachedUser {
   dirtySince: number;
 }
 
+/**
+ * A user's sorted cohort codes as a cache entry keeps them, for every resident user: a string of one character per
+ * code when every code fits in 16 bits (1 or 2 bytes a code; an array of numbers takes 8), else the array itself.
+ */
+export type MemberCodes = string | readonly number[];
+
+export function toMemberCodes(codes: readonly number[]): MemberCodes {
+  let text = '';
+  for (let i = 0; i < codes.length; i += 4096) {
+    const part = codes.slice(i, i + 4096);
+    if (part.some((code) => !(Number.isInteger(code) && code >= 0 && code <= 0xffff))) return codes;
+    text += String.fromCharCode(...part);
+  }
+  return text;
+}
+
+export function fromMemberCodes(codes: MemberCodes): number[] {
+  if (typeof codes !== 'string') return [...codes];
+  const out = new Array<number>(codes.length);
+  for (let i = 0; i < codes.length; i++) out[i] = codes.charCodeAt(i);
+  return out;
+}
+
 export function userKey(org: string, user: string): string {
   return `${org}\u0000${user}`;
 }
 
 /** Bytes a cached user holds: its resident state and memberships, plus the entry, its key and map slots. */
 export function entryBytes(entry: CachedUser): number {
-  return entry.size + entry.memberships.length * 8 + (entry.org.length + entry.user.length) * 4 + 256;
+  const codes = entry.memberships;
+  return entry.size + codes.length * (typeof codes === 'string' ? 2 : 8) + (entry.org.length + entry.user.length) * 4 + 256;
 }
 
 /**

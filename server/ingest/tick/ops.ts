@@ -10,6 +10,7 @@ import type { LoggedTransition } from '../../domain/events/index.js';
 import type { CommitLog } from './commit-log.js';
 import type { Lane, LaneItem } from '../lanes/lane.js';
 import { userSnapshotOps } from '../state/load.js';
+import { toMemberCodes } from '../state/cache.js';
 import type { PlanInfo } from '../plan-info.js';
 import { SizeDeltas } from './sizes.js';
 import type { Step, StepOf, TickEnv, UserWork } from './tick.js';
@@ -117,7 +118,7 @@ export function buildOps(
       user: work.user,
       partition,
       size: result.bytes,
-      memberships,
+      memberships: toMemberCodes(memberships),
       seq: userSeq,
       count: result.count,
       mark,

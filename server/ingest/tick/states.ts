@@ -29,7 +29,7 @@ export async function loadStates(env: TickEnv, lane: Lane, users: Map<string, Us
       const dirty = loaded.replay.length > 0;
       work.base = {
         size: 0,
-        memberships: [],
+        memberships: '',
         seq: loaded.seq,
         count: loaded.count,
         mark: loaded.mark,

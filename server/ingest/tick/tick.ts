@@ -309,7 +309,7 @@ function workOf(users: Map<string, UserWork>, partition: number, org: string, us
       key,
       partition,
       steps: [],
-      base: { size: 0, memberships: [], seq: 0, count: 0, mark: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
+      base: { size: 0, memberships: '', seq: 0, count: 0, mark: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
       resident: false,
       loaded: null,
       replay: [],
