@@ -1,8 +1,7 @@
 // The process of benchmark (6): the real ingest pipeline (server/ingest, threads 0 as `serve` runs it) over LevelDB
 // in a temp dir, with the 100 bench cohorts; one event appended for each of N users, RSS read at every step.
 // Prints one JSON line per step and a final one. Run by bench/memory.ts: node dist/bench/memory-process.js N STEPS
-// [DECODED] (`serve --decoded-states`: the owner keeps that many states decoded, the others packed; `Infinity`: all;
-// absent: serve's default).
+// [DECODED] (`serve --decoded-states`: the owner keeps that many states decoded, the others packed; default all).
 
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';

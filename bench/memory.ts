@@ -4,13 +4,12 @@
 import { spawn } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DECODED_STATES } from '../server/ingest/worker/resident-states.js';
 import type { Progress } from './workload/seed.js';
 
 export interface MemoryBenchOptions {
   readonly users: number;
   readonly steps: number;
-  /** `serve --decoded-states`: states the owner keeps decoded, the others packed (its default when absent; Infinity: all). */
+  /** `serve --decoded-states`: states the owner keeps decoded, the others packed (default all decoded). */
   readonly decodedStates?: number;
 }
 
@@ -29,10 +28,8 @@ export interface MemoryBenchResult {
   readonly points: readonly MemoryPoint[];
   /** (RSS at `users` - RSS after the warm-up) / users. */
   readonly bytesPerUser: number;
-  /** `--decoded-states` of the run (serve's default when not given), when finite. */
+  /** `--decoded-states` of the run, when given. */
   readonly decodedStates?: number;
-  /** Whether the run kept every state decoded (`decodedStates` Infinity). */
-  readonly allDecoded?: boolean;
   readonly eventsPerSecond: number;
 }
 
@@ -70,14 +67,9 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
     child.once('exit', (code) => {
       const last = points[points.length - 1];
       if (code !== 0 || last === undefined) reject(new Error(`memory process exited ${code}: ${stderr.split('\n').find((l) => l.trim() !== '') ?? ''}`));
-      else resolve({ users: options.users, baselineRssBytes: base, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate, ...decodedOf(options.decodedStates) });
+      else resolve({ users: options.users, baselineRssBytes: base, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate, ...(options.decodedStates === undefined ? {} : { decodedStates: options.decodedStates }) });
     });
   });
-}
-
-function decodedOf(decodedStates: number | undefined): { decodedStates?: number; allDecoded?: boolean } {
-  if (decodedStates === undefined) return { decodedStates: DECODED_STATES };
-  return decodedStates === Number.POSITIVE_INFINITY ? { allDecoded: true } : { decodedStates };
 }
 
 export function mb(bytes: number): string {

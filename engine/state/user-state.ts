@@ -65,8 +65,8 @@ export class UserState implements SlotStore {
   /** Evaluate every cohort at the next event (first event, or a new binding). */
   evaluateAll = true;
   /**
-   * Packed (`packState`): the numbers that differ from an empty state's and the flags, in one buffer, while `nums` and
-   * `flags` are empty; every engine entry unpacks it first (`bindState`). Undefined: not packed.
+   * Packed (`packState`): the numbers that differ from an empty state's and the flags (two to a byte), in one buffer,
+   * while `nums` and `flags` are empty; every engine entry unpacks it first (`bindState`). Undefined: not packed.
    */
   packed: Uint8Array | undefined = undefined;
 }
