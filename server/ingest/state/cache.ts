@@ -36,17 +36,16 @@ export interface CachedUser {
 export type MemberCodes = string | readonly number[];
 
 export function toMemberCodes(codes: readonly number[]): MemberCodes {
+  for (const code of codes) if (!(Number.isInteger(code) && code >= 0 && code <= 0xffff)) return codes;
+  // One call for the usual few dozen codes; pieces of 4,096 keep a long list within the arguments' limit.
+  if (codes.length <= 4096) return String.fromCharCode(...codes);
   let text = '';
-  for (let i = 0; i < codes.length; i += 4096) {
-    const part = codes.slice(i, i + 4096);
-    if (part.some((code) => !(Number.isInteger(code) && code >= 0 && code <= 0xffff))) return codes;
-    text += String.fromCharCode(...part);
-  }
+  for (let i = 0; i < codes.length; i += 4096) text += String.fromCharCode(...codes.slice(i, i + 4096));
   return text;
 }
 
-export function fromMemberCodes(codes: MemberCodes): number[] {
-  if (typeof codes !== 'string') return [...codes];
+export function fromMemberCodes(codes: MemberCodes): readonly number[] {
+  if (typeof codes !== 'string') return codes;
   const out = new Array<number>(codes.length);
   for (let i = 0; i < codes.length; i++) out[i] = codes.charCodeAt(i);
   return out;

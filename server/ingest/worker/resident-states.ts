@@ -1,9 +1,9 @@
 // The states a partition owner keeps resident (server/ingest/README.md), in two tiers: the most recently used ones
 // decoded (bound to their plan, an event costs the segment step alone), the others packed (engine `packState`: only
-// the numbers that differ from an empty state's, and the flags two to a byte, in one buffer: ~0.8 KB after one event
-// instead of ~4 KB of numbers and flags with the bench's 100 cohorts). A state leaves the decoded tier packed, least
-// recently used first, and comes back unpacked when its user is next computed: a copy and a scatter, still bound, so
-// its next step neither binds nor decides every cohort again. Which users are resident at all is still the main
+// the numbers that differ from an empty state's, and the flags two to a byte, in one buffer; with the bench's 100
+// cohorts a decoded state's numbers and flags are ~4 KB). A state leaves the decoded tier packed, least recently
+// used first, and comes back unpacked when its user is next computed: a copy and a scatter, still bound, so its next
+// step neither binds nor decides every cohort again. Which users are resident at all is still the main
 // thread's cache's decision (state/cache.ts): this is only how the owner holds them.
 //
 // Exact: unpacking restores the state bit for bit (engine/state/user-state.ts).
@@ -11,9 +11,9 @@
 import { encodeState, packState, unpackState, type UserState } from '../../../engine/index.js';
 
 /**
- * Decoded states an owner keeps by default: all of them. Holding the others packed saves memory (~0.8-2 KB instead
- * of ~4 KB of numbers and flags with the bench's 100 cohorts) but each event of a user outside the decoded tier pays
- * an unpack and the pack of the state it displaces: `node dist/bench/ab.js --variant alldecoded=...,--decoded-states,
+ * Decoded states an owner keeps by default: all of them. Holding the others packed saves memory (the array buffers
+ * at 100,000 users: 104 MiB with 8,192 decoded against 385 MiB, bench/README.md (6)) but each event of a user outside
+ * the decoded tier pays an unpack and the pack of the state it displaces: `node dist/bench/ab.js --variant alldecoded=...,--decoded-states,
  * 100000000 --variant packed=...` (8,192 per owner) at 100,000 users, each user's events spread evenly (the worst case
  * for a recency tier), measured 311 µs of server CPU per request against 278 (medians of 3 rounds). So it is the
  * operator's trade (`serve --decoded-states N`).
