@@ -7,7 +7,8 @@
 //   node dist/bench/ab.js --variant before=ab/before --variant after=dist --users 100000 --rounds 3
 // `--variant NAME=DIST[,FLAG...]` (flags comma-separated: `--variant fsync=dist,--fsync`; a flag `node:OPTION` is
 // given to node before the script instead of `npm start`'s (cli/node-options.ts): `--variant v8default=dist,
-// node:--max-semi-space-size=16`); `--mode ingest|stateless`;
+// node:--max-semi-space-size=16`; a flag `env:NAME=VALUE` sets an environment variable of the server: `--variant
+// jemalloc=dist,env:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`); `--mode ingest|stateless`;
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians, with
 // the server's CPU time per request (all threads, and its main thread, from /proc over the run): on a shared machine
 // the ratio moves with the neighbours' load, the CPU a request costs less.
@@ -30,6 +31,8 @@ export interface Variant {
   readonly args: readonly string[];
   /** Node options before the script (none: those `npm start` gives). */
   readonly nodeArgs: readonly string[];
+  /** Environment variables of the server, besides the bench's own. */
+  readonly env: Readonly<Record<string, string>>;
 }
 
 export interface AbOptions {
@@ -57,7 +60,7 @@ const STATELESS_USERS = 200;
 
 /** `serve` of the variant's build over `dataDir` on an ephemeral port. */
 function serve(variant: Variant, dataDir: string): Promise<Running> {
-  return startAudience({ dataDir, cliBin: join(resolve(variant.dist), 'cli', 'bin.js'), args: variant.args, nodeArgs: variant.nodeArgs.length > 0 ? variant.nodeArgs : undefined });
+  return startAudience({ dataDir, cliBin: join(resolve(variant.dist), 'cli', 'bin.js'), args: variant.args, nodeArgs: variant.nodeArgs.length > 0 ? variant.nodeArgs : undefined, env: variant.env });
 }
 
 export async function runAb(options: AbOptions, log: (line: string) => void): Promise<AbRun[]> {
@@ -161,9 +164,15 @@ function parseArgs(argv: readonly string[]): AbOptions {
       const [name, rest] = value.split(/=(.*)/s);
       const [dist, ...flags] = (rest ?? '').split(',');
       if (!name || !dist) throw new Error(`--variant NAME=DIST[,FLAG...], not "${value}"`);
-      const args = flags.filter((flag) => !flag.startsWith('node:'));
+      const args = flags.filter((flag) => !flag.startsWith('node:') && !flag.startsWith('env:'));
       const nodeArgs = flags.filter((flag) => flag.startsWith('node:')).map((flag) => flag.slice('node:'.length));
-      variants.push({ name, dist, args, nodeArgs });
+      const env: Record<string, string> = {};
+      for (const flag of flags.filter((f) => f.startsWith('env:'))) {
+        const [key, setting] = flag.slice('env:'.length).split(/=(.*)/s);
+        if (!key || setting === undefined) throw new Error(`env:NAME=VALUE, not "${flag}"`);
+        env[key] = setting;
+      }
+      variants.push({ name, dist, args, nodeArgs, env });
     } else if (arg === '--mode' && (value === 'ingest' || value === 'stateless')) mode = value;
     else if (arg === '--users') users = Number(value);
     else if (arg === '--rounds') rounds = Number(value);

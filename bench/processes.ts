@@ -46,6 +46,8 @@ export interface AudienceOptions {
   readonly cliBin?: string;
   /** Node options before the script; default those `npm start` gives (cli/node-options.ts). bench/ab.ts compares others. */
   readonly nodeArgs?: readonly string[];
+  /** More environment variables for the server (bench/ab.ts: `LD_PRELOAD` of another allocator, ...). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export function startAudience(options: AudienceOptions): Promise<Running> {
@@ -53,15 +55,15 @@ export function startAudience(options: AudienceOptions): Promise<Running> {
   const node = [...(options.nodeArgs ?? SERVE_NODE_OPTIONS), ...(options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir])];
   const serve = ['--data', options.dataDir, '--port', '0'];
   const threads = options.threads === undefined ? [] : ['--threads', String(options.threads)];
-  return startProcess([...node, options.cliBin ?? CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : []), ...(options.args ?? [])], 'audience serve', options.keepOutput === true);
+  return startProcess([...node, options.cliBin ?? CLI_BIN, 'serve', ...serve, ...threads, ...(options.fsync ? ['--fsync'] : []), ...(options.args ?? [])], 'audience serve', options.keepOutput === true, options.env);
 }
 
 export function startBaseline(): Promise<Running> {
   return startProcess([BASELINE, '--port', '0'], 'baseline');
 }
 
-function startProcess(args: string[], label: string, keepOutput = false): Promise<Running> {
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+function startProcess(args: string[], label: string, keepOutput = false, env?: Readonly<Record<string, string>>): Promise<Running> {
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], ...(env === undefined ? {} : { env: { ...process.env, ...env } }) });
   let stdout = '';
   let stderr = '';
   return new Promise<Running>((resolve, reject) => {

@@ -292,11 +292,21 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   return out;
 }
 
+/**
+ * Where each point's RSS is: the V8 heap (used, and its resident pages), array buffers, LevelDB's own estimate
+ * (memtables, block cache) and the rest (other native memory: allocator arenas and free lists, the node binary).
+ */
 function memoryTable(points: MemoryBenchResult['points']): string[] {
+  const mib = (bytes: number | undefined): string => (bytes === undefined ? '' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
+  const rest = (p: MemoryBenchResult['points'][number]): number | undefined =>
+    p.heapCommittedBytes === undefined || p.storeMemoryBytes === undefined ? undefined : p.rssBytes - p.heapCommittedBytes - p.arrayBufferBytes - p.storeMemoryBytes;
   return [
-    '| users | RSS | V8 heap used | array buffers | RSS bytes per user |',
-    '|---|---|---|---|---|',
-    ...points.map((p) => `| ${int(p.users)} | ${(p.rssBytes / 2 ** 20).toFixed(0)} MiB | ${(p.heapUsedBytes / 2 ** 20).toFixed(0)} MiB | ${p.arrayBufferBytes === undefined ? '' : `${(p.arrayBufferBytes / 2 ** 20).toFixed(0)} MiB`} | ${int(p.bytesPerUser)} |`),
+    '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | rest of RSS | RSS bytes per user |',
+    '|---|---|---|---|---|---|---|---|',
+    ...points.map(
+      (p) =>
+        `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} |`,
+    ),
     '',
   ];
 }
@@ -306,7 +316,7 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const mem = o.value;
   out.push(
-    `Measured ${o.at}. A separate process runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${(mem.baselineRssBytes / 2 ** 20).toFixed(0)} MiB), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator).`,
+    `Measured ${o.at}. A separate process runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${(mem.baselineRssBytes / 2 ** 20).toFixed(0)} MiB), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes, the node binary).`,
     '',
     ...memoryTable(mem.points),
   );

@@ -58,6 +58,15 @@ export function createMetrics(services: Services, dataDir: string, droppedEvents
     },
   });
   new Gauge({ name: 'audience_store_bytes', help: 'Bytes of the LevelDB data directory on disk.', registers: [registry], async collect() { this.set(await directoryBytes(dataDir)); } });
+  new Gauge({
+    name: 'audience_store_memory_bytes',
+    help: "LevelDB's estimate of the memory it holds (memtables and block cache; leveldb.approximate-memory-usage).",
+    registers: [registry],
+    collect() {
+      const bytes = services.store.memoryBytes?.();
+      if (bytes !== undefined) this.set(bytes);
+    },
+  });
 
   pipeline.onCommitted((outcome) => {
     ticks.inc();

@@ -46,6 +46,11 @@ export interface Store {
    * one per key: listing the users of an organization in the events index is a seek per user.
    */
   skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]>;
+  /**
+   * The store's own estimate of the memory it holds outside the JavaScript heap (LevelDB: its memtables and block
+   * cache, `leveldb.approximate-memory-usage`), for /metrics and the memory bench; absent where it cannot tell.
+   */
+  memoryBytes?(): number | undefined;
   close(): Promise<void>;
 }
 

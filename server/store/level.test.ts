@@ -51,4 +51,20 @@ describe('LevelDB store', () => {
       await cleanup();
     }
   });
+
+  it("reports LevelDB's memory estimate, which grows with what the memtable holds, and none once closed", async () => {
+    const { store, cleanup } = await openTemp();
+    try {
+      const before = store.memoryBytes?.();
+      expect(before).toBeGreaterThanOrEqual(0);
+      const value = 'x'.repeat(1000);
+      await store.batch(Array.from({ length: 1000 }, (_, i) => ({ type: 'put' as const, key: `k!${i}`, value })));
+      // A million bytes of values went into the memtable (64 MiB, not yet written out as a table).
+      expect(store.memoryBytes?.()).toBeGreaterThan((before as number) + 1_000_000);
+      await store.close();
+      expect(store.memoryBytes?.()).toBeUndefined();
+    } finally {
+      await cleanup();
+    }
+  });
 });

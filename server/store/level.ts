@@ -119,6 +119,10 @@ export class RecoveringStore implements Store {
     return store ? store.encodedValues(range) : this.readable().then((s) => s.encodedValues(range));
   }
 
+  memoryBytes(): number | undefined {
+    return this.healthy()?.memoryBytes?.();
+  }
+
   skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
     const store = this.healthy();
     return store ? store.skipKeys(range, next, limit) : this.readable().then((s) => s.skipKeys(range, next, limit));
@@ -305,6 +309,13 @@ class LevelStore implements Store {
     } finally {
       await iterator.close();
     }
+  }
+
+  memoryBytes(): number | undefined {
+    if (this.db.status !== 'open') return undefined;
+    // `level` resolves to classic-level in Node; its browser-neutral type leaves getProperty out.
+    const bytes = Number((this.db as unknown as { getProperty(name: string): string }).getProperty('leveldb.approximate-memory-usage'));
+    return Number.isFinite(bytes) ? bytes : undefined;
   }
 
   /** One keys-only iterator, seeking after each key (each `next` after a seek reads one key, nothing ahead). */

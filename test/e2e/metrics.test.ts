@@ -54,10 +54,11 @@ describe('GET /metrics', () => {
     // Groups share a store batch only when built during another's write: never more batches than groups.
     expect(moved('audience_ingest_store_batches_total')).toBeGreaterThanOrEqual(3);
     expect(moved('audience_ingest_store_batches_total')).toBeLessThanOrEqual(moved('audience_ingest_ticks_total'));
-    for (const gauge of ['audience_lane_queue_depth', 'audience_state_cache_bytes', 'audience_stream_clients', 'audience_store_bytes', 'audience_deadlines_in_flight', 'audience_backfill_users_remaining']) {
+    for (const gauge of ['audience_lane_queue_depth', 'audience_state_cache_bytes', 'audience_stream_clients', 'audience_store_bytes', 'audience_store_memory_bytes', 'audience_deadlines_in_flight', 'audience_backfill_users_remaining']) {
       expect(after).toMatch(new RegExp(`^${gauge} \\d+`, 'm'));
     }
     expect(sample(after, 'audience_store_bytes')).toBeGreaterThan(0);
+    expect(sample(after, 'audience_store_memory_bytes')).toBeGreaterThan(0);
     expect(after).toContain('audience_ingest_tick_duration_seconds_bucket');
   });
 
