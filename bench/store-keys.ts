@@ -1,7 +1,12 @@
 // What each key of an event costs LevelDB (issue 12 "fewest writes per event"): N events written in group batches
-// of B as the store writes them (server/store/level.ts: msgpack values, one chained batch) with the previous layout
-// and with the current one, timed, with what LevelDB's compactions wrote (`leveldb.stats`) and the directory's size.
-// Run: npm run build && node dist/bench/store-keys.js [events] [batch]
+// of B as the store writes them (server/store/level.ts: msgpack values, one chained batch) with the previous layout,
+// the current one and two candidates for a next step, timed, with what LevelDB's compactions wrote (`leveldb.stats`)
+// and the directory's size. The candidates (not what the server writes): `no-time-index`, the current layout
+// without `et!` (what a user whose events arrive in time order would need if arrival order served reads by time);
+// `short-ids`, the current layout with the organization and user ids as short dictionary codes (a few characters)
+// instead of two 36-character UUIDs in every key and in the record.
+// Run: npm run build && node dist/bench/store-keys.js [events] [batch] [layout...] (default every layout; each twice,
+// alternating)
 
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
@@ -10,12 +15,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ClassicLevel } from 'classic-level';
 import type { BatchOp } from '../server/store/contract.js';
-import { encodeValue } from '../server/store/level.js';
+import { encodeValue, WRITE_BUFFER_BYTES } from '../server/store/level.js';
 import { eventOps, partitionSeqOps } from '../server/domain/events/index.js';
 import { clientIdKey, logKey, timeIndexKey, userEventKey } from '../server/domain/events/keys.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
 
-type Layout = 'previous' | 'current';
+const LAYOUTS = ['previous', 'current', 'no-time-index', 'short-ids'] as const;
+type Layout = (typeof LAYOUTS)[number];
 
 /** The previous layout: the log entry carried the whole record, written for every event, plus e!, et!, ei!. */
 function previousOps(partition: number, seq: number, org: string, record: Record<string, unknown> & { user_id: string; id: string; timeMs: number }): BatchOp[] {
@@ -46,7 +52,8 @@ function compactionWriteMb(stats: string): number {
 
 export async function runStoreKeysBench(layout: Layout, events: number, batch: number): Promise<Record<string, number | string>> {
   const dir = await mkdtemp(join(tmpdir(), `audience-store-keys-${layout}-`));
-  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view' });
+  // The memtable the server opens its store with (level.ts).
+  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view', writeBufferSize: WRITE_BUFFER_BYTES });
   await db.open();
   const org = randomUUID();
   const bodies = new TrackBodies(42, 100_000, 0);
@@ -64,11 +71,16 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
       const partition = i % partitions;
       const seq = ++(seqs[partition] as number);
       touched.add(partition);
-      const record = { id: randomUUID(), user_id: user, name: body.name, time: new Date(timeMs).toISOString(), timeMs, properties: body.properties };
+      const shortIds = layout === 'short-ids';
+      const userId = shortIds ? ((i * 7919) % 100_000).toString(36) : user;
+      const record = { id: randomUUID(), user_id: userId, name: body.name, time: new Date(timeMs).toISOString(), timeMs, properties: body.properties };
       if (layout === 'previous') ops.push(...previousOps(partition, seq, org, record));
-      else ops.push(...eventOps({ org, event: { ...record, seq } }));
+      else {
+        const current = eventOps({ org: shortIds ? '1' : org, event: { ...record, seq } });
+        ops.push(...(layout === 'no-time-index' ? current.filter((op) => !op.key.startsWith('et!')) : current));
+      }
     }
-    if (layout === 'current') for (const partition of touched) ops.push(...partitionSeqOps(partition, seqs[partition] as number));
+    if (layout !== 'previous') for (const partition of touched) ops.push(...partitionSeqOps(partition, seqs[partition] as number));
     puts += ops.length;
     const chained = db.batch();
     for (const op of ops) if (op.type === 'put') chained.put(op.key, encodeValue(op.value));
@@ -85,7 +97,10 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const events = Number(process.argv[2] ?? '300000');
   const batch = Number(process.argv[3] ?? '25');
-  for (const layout of ['previous', 'current', 'previous', 'current'] as const) {
+  const chosen = process.argv.slice(4) as Layout[];
+  for (const layout of chosen) if (!LAYOUTS.includes(layout)) throw new Error(`unknown layout ${layout}; one of ${LAYOUTS.join(', ')}`);
+  const layouts = chosen.length > 0 ? chosen : LAYOUTS;
+  for (const layout of [...layouts, ...layouts]) {
     process.stdout.write(`${JSON.stringify(await runStoreKeysBench(layout, events, batch))}\n`);
   }
 }
