@@ -8,12 +8,25 @@ export interface ByteLruOptions<V> {
   readonly onEvict?: (value: V, key: string) => void;
 }
 
+/** An entry, linked from the least recently used (`head`) to the most (`tail`). */
+interface Node<V> {
+  readonly key: string;
+  value: V;
+  bytes: number;
+  prev: Node<V> | undefined;
+  next: Node<V> | undefined;
+}
+
 /**
  * Past either bound the least recently used entries are evicted. The entry just set is kept even when it alone
- * exceeds the byte bound, so a caller always reads back what it just stored.
+ * exceeds the byte bound, so a caller always reads back what it just stored. Recency is a linked list beside the
+ * Map: a read relinks its entry instead of deleting and re-inserting the key (which churns the Map's hash table on
+ * every hit of the ingest path's state cache).
  */
 export class ByteLru<V> {
-  private readonly entries = new Map<string, { value: V; bytes: number }>();
+  private readonly entries = new Map<string, Node<V>>();
+  private head: Node<V> | undefined;
+  private tail: Node<V> | undefined;
   private total = 0;
   private readonly maxEntries: number;
   private readonly onEvict: ((value: V, key: string) => void) | undefined;
@@ -42,11 +55,13 @@ export class ByteLru<V> {
 
   /** The value, now the most recently used; undefined when absent. */
   get(key: string): V | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return undefined;
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.value;
+    const node = this.entries.get(key);
+    if (node === undefined) return undefined;
+    if (node !== this.tail) {
+      this.unlink(node);
+      this.append(node);
+    }
+    return node.value;
   }
 
   /** The value without touching its recency. */
@@ -57,31 +72,56 @@ export class ByteLru<V> {
   set(key: string, value: V): void {
     this.delete(key);
     const bytes = this.sizeOf(key, value);
-    this.entries.set(key, { value, bytes });
+    const node: Node<V> = { key, value, bytes, prev: undefined, next: undefined };
+    this.entries.set(key, node);
+    this.append(node);
     this.total += bytes;
     while (this.entries.size > 1 && (this.entries.size > this.maxEntries || this.total > this.maxBytes)) {
-      const oldest = this.entries.entries().next();
-      if (oldest.done === true) break;
-      const [oldKey, entry] = oldest.value;
-      this.delete(oldKey);
-      this.onEvict?.(entry.value, oldKey);
+      const oldest = this.head as Node<V>;
+      this.delete(oldest.key);
+      this.onEvict?.(oldest.value, oldest.key);
     }
   }
 
   delete(key: string): void {
-    const entry = this.entries.get(key);
-    if (entry === undefined) return;
+    const node = this.entries.get(key);
+    if (node === undefined) return;
     this.entries.delete(key);
-    this.total -= entry.bytes;
+    this.unlink(node);
+    this.total -= node.bytes;
   }
 
   /** Forgets every entry (not evictions: onEvict is not told). */
   clear(): void {
     this.entries.clear();
+    this.head = undefined;
+    this.tail = undefined;
     this.total = 0;
   }
 
+  /** The values from the least recently used to the most. */
   *values(): IterableIterator<V> {
-    for (const entry of this.entries.values()) yield entry.value;
+    for (let node = this.head; node !== undefined; ) {
+      const next = node.next; // read before the caller may delete the entry
+      yield node.value;
+      node = next;
+    }
+  }
+
+  private append(node: Node<V>): void {
+    node.prev = this.tail;
+    node.next = undefined;
+    if (this.tail === undefined) this.head = node;
+    else this.tail.next = node;
+    this.tail = node;
+  }
+
+  private unlink(node: Node<V>): void {
+    if (node.prev === undefined) this.head = node.next;
+    else node.prev.next = node.next;
+    if (node.next === undefined) this.tail = node.prev;
+    else node.next.prev = node.prev;
+    node.prev = undefined;
+    node.next = undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { collapseRepeats, safeWriter } from './log.js';
+import { coalesceLines, collapseRepeats, safeWriter } from './log.js';
 
 describe('collapseRepeats', () => {
   beforeEach(() => void vi.useFakeTimers());
@@ -68,5 +68,34 @@ describe('safeWriter', () => {
     expect(() => stream.emit('error', Object.assign(new Error('EPIPE'), { code: 'EPIPE' }))).not.toThrow();
     write('ok');
     expect(stream.written).toEqual(['ok']);
+  });
+});
+
+describe('coalesceLines', () => {
+  it('writes the lines of one turn as one string at the next check phase, in order', async () => {
+    const writes: string[] = [];
+    const out = coalesceLines((text) => writes.push(text));
+    out('a\n');
+    out('b\n');
+    expect(writes).toEqual([]);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['a\nb\n']);
+    out('c\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['a\nb\n', 'c\n']);
+  });
+
+  it('flush writes what is held at once and leaves nothing for the scheduled write', async () => {
+    const writes: string[] = [];
+    const out = coalesceLines((text) => writes.push(text));
+    out('first\n');
+    out.flush();
+    expect(writes).toEqual(['first\n']);
+    out.flush();
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['first\n']);
+    out('second\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(writes).toEqual(['first\n', 'second\n']);
   });
 });

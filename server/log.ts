@@ -97,3 +97,34 @@ export function collapseRepeats(log: (line: string) => void, options: RepeatOpti
 function kindOf(line: string): string {
   return line.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi, '#').replace(/\d+/g, '#');
 }
+
+export interface CoalescedWriter {
+  (text: string): void;
+  /** Writes what is held now (at close, at exit). */
+  flush(): void;
+}
+
+/**
+ * Holds the lines written during one turn of the event loop and writes them as one string at the next check phase
+ * (setImmediate): a group commit answers its requests in one turn, and one write per access-log line cost the main
+ * thread a system call per request. Order is kept; `flush` writes at once (close, process exit).
+ */
+export function coalesceLines(write: (text: string) => void): CoalescedWriter {
+  let held: string[] = [];
+  let scheduled = false;
+  const flush = (): void => {
+    scheduled = false;
+    if (held.length === 0) return;
+    const text = held.length === 1 ? (held[0] as string) : held.join('');
+    held = [];
+    write(text);
+  };
+  const coalesced = (text: string): void => {
+    held.push(text);
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+  coalesced.flush = flush;
+  return coalesced;
+}

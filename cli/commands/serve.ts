@@ -12,6 +12,7 @@ import { defaultStateCacheBytes } from '../../server/ingest/index.js';
 import { defaultContextCacheBytes } from '../../server/domain/imports/index.js';
 import { describeKeys } from './init.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
+import { coalesceLines } from '../../server/log.js';
 
 interface ServeOptions {
   data: string;
@@ -100,57 +101,67 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       if (Boolean(options.tlsCert) !== Boolean(options.tlsKey)) throw new CliError('--tls-cert and --tls-key go together', 2);
 
       const cluster = parseCluster(options);
-      const logger = createLogger(options.logLevel as LogLevel, (line) => io.stdout(line));
-      const serviceOptions: ServiceOptions = {
-        metrics: options.metrics === 'on',
-        ...(legacyPort === undefined ? {} : { legacyPort }),
-        ...(options.legacyHost === undefined ? {} : { legacyHost: options.legacyHost }),
-        dataDir: options.data,
-        host: options.host,
-        port,
-        bodyLimit,
-        threads,
-        trustProxy: Boolean(options.trustProxy),
-        fsync: Boolean(options.fsync),
-        docsUrl: options.docsUrl,
-        corsOrigins,
-        tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
-        log: (line) => logger.message('warn', line),
-        onResponse: (info) => logger.request(info),
-        offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
-        limits: {
-          maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
-          stateCacheBytes: options.stateCacheBytes === undefined ? undefined : parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
-          decodedStates: options.decodedStates === undefined ? undefined : parseInteger(options.decodedStates, '--decoded-states', 1, 100_000_000),
-          contextCacheBytes: options.contextCacheBytes === undefined ? undefined : parseInteger(options.contextCacheBytes, '--context-cache-bytes', 0, Number.MAX_SAFE_INTEGER),
-          maxEventNames: parseInteger(options.maxEventNames, '--max-event-names', 1, 100_000_000),
-          schemaCacheBytes: parseInteger(options.schemaCacheBytes, '--schema-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
-        },
-        delivery: { horizonMs: parseInteger(options.deliveryHorizon, '--delivery-horizon', 1, 24 * 365) * 3_600_000 },
-        stream: { retentionMs: parseInteger(options.streamRetention, '--stream-retention', 24, 24 * 365) * 3_600_000 },
-      };
-      // Every flag is checked above, before anything is written. A cluster's first organization is made once for the
-      // whole cluster, through its control plane (node.ts).
-      if (cluster === undefined) {
-        const created = await initialiseDataDir(options.data, 'Default organization');
-        if (created !== 'already-initialised') io.stdout(describeKeys(created));
+      // Every line of the running service goes through one coalescing writer (server/log.ts): the access log's lines
+      // of a turn leave in one write, in order with the announcements; held lines are written at exit too.
+      const stdout = coalesceLines((text) => io.stdout(text));
+      process.once('exit', stdout.flush);
+      const logger = createLogger(options.logLevel as LogLevel, stdout);
+      try {
+        const serviceOptions: ServiceOptions = {
+          metrics: options.metrics === 'on',
+          ...(legacyPort === undefined ? {} : { legacyPort }),
+          ...(options.legacyHost === undefined ? {} : { legacyHost: options.legacyHost }),
+          dataDir: options.data,
+          host: options.host,
+          port,
+          bodyLimit,
+          threads,
+          trustProxy: Boolean(options.trustProxy),
+          fsync: Boolean(options.fsync),
+          docsUrl: options.docsUrl,
+          corsOrigins,
+          tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
+          log: (line) => logger.message('warn', line),
+          onResponse: (info) => logger.request(info),
+          offlineEveryMinutes: parseInteger(options.offlineEvery, '--offline-every', 0, 525_600),
+          limits: {
+            maxSchemaPaths: parseInteger(options.maxSchemaPaths, '--max-schema-paths', 1, 60_000),
+            stateCacheBytes: options.stateCacheBytes === undefined ? undefined : parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
+            decodedStates: options.decodedStates === undefined ? undefined : parseInteger(options.decodedStates, '--decoded-states', 1, 100_000_000),
+            contextCacheBytes: options.contextCacheBytes === undefined ? undefined : parseInteger(options.contextCacheBytes, '--context-cache-bytes', 0, Number.MAX_SAFE_INTEGER),
+            maxEventNames: parseInteger(options.maxEventNames, '--max-event-names', 1, 100_000_000),
+            schemaCacheBytes: parseInteger(options.schemaCacheBytes, '--schema-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
+          },
+          delivery: { horizonMs: parseInteger(options.deliveryHorizon, '--delivery-horizon', 1, 24 * 365) * 3_600_000 },
+          stream: { retentionMs: parseInteger(options.streamRetention, '--stream-retention', 24, 24 * 365) * 3_600_000 },
+        };
+        // Every flag is checked above, before anything is written. A cluster's first organization is made once for the
+        // whole cluster, through its control plane (node.ts).
+        if (cluster === undefined) {
+          const created = await initialiseDataDir(options.data, 'Default organization');
+          if (created !== 'already-initialised') stdout(describeKeys(created));
+        }
+        let service: RunningService;
+        if (cluster === undefined) service = await startService(serviceOptions);
+        else {
+          const node = await startClusterNode({ ...serviceOptions, cluster });
+          if (node.initialised !== undefined) stdout(describeKeys(node.initialised));
+          stdout(`cluster node ${node.nodeId} joined ${cluster.servers.join(',')}\n`);
+          service = node;
+        }
+        // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
+        const stopped = waitForStopSignal();
+        stdout(`listening on ${service.url}\n`);
+        if (service.legacyUrl !== undefined) stdout(`legacy routes (D47) listening on ${service.legacyUrl}\n`);
+        stdout.flush(); // the announcements leave now: whoever waits for them reads them at once
+        await stopped;
+        logger.message('info', 'stopping: finishing in-flight requests');
+        await service.close();
+        logger.message('info', 'stopped');
+      } finally {
+        stdout.flush();
+        process.removeListener('exit', stdout.flush);
       }
-      let service: RunningService;
-      if (cluster === undefined) service = await startService(serviceOptions);
-      else {
-        const node = await startClusterNode({ ...serviceOptions, cluster });
-        if (node.initialised !== undefined) io.stdout(describeKeys(node.initialised));
-        io.stdout(`cluster node ${node.nodeId} joined ${cluster.servers.join(',')}\n`);
-        service = node;
-      }
-      // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
-      const stopped = waitForStopSignal();
-      io.stdout(`listening on ${service.url}\n`);
-      if (service.legacyUrl !== undefined) io.stdout(`legacy routes (D47) listening on ${service.legacyUrl}\n`);
-      await stopped;
-      logger.message('info', 'stopping: finishing in-flight requests');
-      await service.close();
-      logger.message('info', 'stopped');
     });
 }
 

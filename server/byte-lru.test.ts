@@ -1,0 +1,79 @@
+// The one LRU behind the state, context and schema caches (D40): bounded in bytes and entries, least recently used
+// evicted first, a read making an entry the most recent.
+
+import { describe, expect, it } from 'vitest';
+import { ByteLru } from './byte-lru.js';
+
+const lru = (maxBytes: number, maxEntries?: number) => {
+  const evicted: string[] = [];
+  const cache = new ByteLru<number>(maxBytes, (_key, value) => value, { ...(maxEntries === undefined ? {} : { maxEntries }), onEvict: (_value, key) => evicted.push(key) });
+  return { cache, evicted };
+};
+
+describe('ByteLru', () => {
+  it('evicts the least recently used past the byte bound; a get makes an entry the most recent, peek does not', () => {
+    const { cache, evicted } = lru(10);
+    cache.set('a', 3);
+    cache.set('b', 3);
+    cache.set('c', 3);
+    expect(cache.get('a')).toBe(3);
+    expect(cache.peek('b')).toBe(3);
+    cache.set('d', 3); // 12 bytes: b is the least recently used
+    expect(evicted).toEqual(['b']);
+    expect([...cache.values()]).toEqual([3, 3, 3]);
+    expect(['a', 'b', 'c', 'd'].map((key) => cache.has(key))).toEqual([true, false, true, true]);
+    expect(cache.bytes).toBe(9);
+    cache.set('e', 5); // c then a go
+    expect(evicted).toEqual(['b', 'c', 'a']);
+    expect(cache.size).toBe(2);
+    expect(cache.bytes).toBe(8);
+  });
+
+  it('bounds entries; keeps the entry just set even when it alone exceeds the bytes; values run oldest first', () => {
+    const { cache, evicted } = lru(100, 2);
+    cache.set('a', 1);
+    cache.set('b', 2);
+    cache.get('a');
+    cache.set('c', 3);
+    expect(evicted).toEqual(['b']);
+    expect([...cache.values()]).toEqual([1, 3]);
+    cache.set('big', 500);
+    expect(evicted).toEqual(['b', 'a', 'c']);
+    expect(cache.get('big')).toBe(500);
+    expect(cache.bytes).toBe(500);
+  });
+
+  it('set replaces a key (bytes recounted, now the most recent); delete and clear tell no eviction', () => {
+    const { cache, evicted } = lru(10);
+    cache.set('a', 2);
+    cache.set('b', 2);
+    cache.set('a', 4);
+    expect([...cache.values()]).toEqual([2, 4]);
+    expect(cache.bytes).toBe(6);
+    cache.delete('b');
+    cache.delete('missing');
+    expect([...cache.values()]).toEqual([4]);
+    cache.set('c', 1);
+    cache.get('a');
+    expect([...cache.values()]).toEqual([1, 4]);
+    cache.clear();
+    expect(cache.size).toBe(0);
+    expect(cache.bytes).toBe(0);
+    expect([...cache.values()]).toEqual([]);
+    cache.set('d', 1);
+    expect([...cache.values()]).toEqual([1]);
+    expect(evicted).toEqual([]);
+  });
+
+  it('values keeps going when the caller deletes the entry it was given', () => {
+    const { cache } = lru(100);
+    for (const [key, value] of [['a', 1], ['b', 2], ['c', 3]] as const) cache.set(key, value);
+    const seen: number[] = [];
+    for (const value of cache.values()) {
+      seen.push(value);
+      cache.delete(['a', 'b', 'c'][value - 1] as string);
+    }
+    expect(seen).toEqual([1, 2, 3]);
+    expect(cache.size).toBe(0);
+  });
+});
