@@ -1,7 +1,8 @@
 // JSON-line logs (operations.md, second round) through pino: one object per line on stdout, `level` as its name and
 // `time` as ISO 8601; one line per answered request at `info` (request id, method, route, status, duration, the
 // error code of an error answer); the service's own messages at `warn`; the level from `serve --log-level`. The
-// destination is a safe writer (server/log.ts): a failing stdout (EPIPE, a full disk) drops lines, never the server.
+// destination is a safe writer (server/log.ts): a failing stdout (EPIPE, a full disk) drops lines, never the server;
+// `serve` hands it the lines of one event-loop turn in one write (server/log.ts coalesceLines).
 
 import { pino, type Logger } from 'pino';
 import type { ResponseInfo } from './http/index.js';
