@@ -25,12 +25,22 @@ export function registerInitCommand(program: Command, io: CliIo): void {
 
 /** The human form of the first keys, shown once: they are stored only as hashes. */
 export function describeKeys(result: InitResult, url = 'http://127.0.0.1:8080'): string {
+  const unknownPort = url.endsWith(':PORT');
   return [
     `organization ${result.organization_id} (workspace ${result.workspace_id})`,
     `private key (descendants access; keep it secret): ${result.private_key}`,
     `public key:  ${result.public_key}`,
     'These keys are shown once; only their hashes are stored.',
-    `Try: curl -X POST '${url}/v2.0/users?k=${result.public_key}'`,
+    `Try: curl -X POST '${url}/v2.0/users?k=${result.public_key}'${unknownPort ? ' (PORT: the one "listening on" names)' : ''}`,
     '',
   ].join('\n');
+}
+
+/**
+ * The address `serve --host --port` answers on, for the example call printed with the keys (before it listens, so a
+ * port of 0, picked at listen time, is written PORT).
+ */
+export function serveUrl(host: string, port: number, tls: boolean): string {
+  const name = host.includes(':') ? `[${host}]` : host;
+  return `${tls ? 'https' : 'http'}://${name}:${port === 0 ? 'PORT' : String(port)}`;
 }

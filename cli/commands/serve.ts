@@ -10,7 +10,7 @@ import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
 import { defaultStateCacheBytes } from '../../server/ingest/index.js';
 import { defaultContextCacheBytes } from '../../server/domain/imports/index.js';
-import { describeKeys } from './init.js';
+import { describeKeys, serveUrl } from './init.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
 import { coalesceLines } from '../../server/log.js';
 
@@ -139,13 +139,13 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         // whole cluster, through its control plane (node.ts).
         if (cluster === undefined) {
           const created = await initialiseDataDir(options.data, 'Default organization');
-          if (created !== 'already-initialised') stdout(describeKeys(created));
+          if (created !== 'already-initialised') stdout(describeKeys(created, serveUrl(options.host, port, serviceOptions.tls !== undefined)));
         }
         let service: RunningService;
         if (cluster === undefined) service = await startService(serviceOptions);
         else {
           const node = await startClusterNode({ ...serviceOptions, cluster });
-          if (node.initialised !== undefined) stdout(describeKeys(node.initialised));
+          if (node.initialised !== undefined) stdout(describeKeys(node.initialised, node.url));
           stdout(`cluster node ${node.nodeId} joined ${cluster.servers.join(',')}\n`);
           service = node;
         }

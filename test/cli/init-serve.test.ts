@@ -6,6 +6,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliProcess, startCli, tempDir, type RunningCli } from '../support/processes.js';
+import { serveUrl } from '../../cli/commands/init.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -91,6 +92,8 @@ describe('audience serve', () => {
     const [, url] = (await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)) as unknown as [string, string];
     expect(server.stdout()).toMatch(/private key/);
     expect(server.stdout()).toMatch(/public key/);
+    // The example call names the address it serves on (the port, 0 here, is picked when it listens).
+    expect(server.stdout()).toMatch(/Try: curl -X POST 'http:\/\/127\.0\.0\.1:PORT\/v2\.0\/users\?k=[0-9a-f-]{36}' \(PORT: the one "listening on" names\)/);
 
     const health = await fetch(`${url}/healthz`);
     expect(health.status).toBe(200);
@@ -140,5 +143,14 @@ describe('audience serve', () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/already in use/);
     expect(result.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('the example address printed with the keys', () => {
+  it('is the one serve answers on: host, port, https with TLS, IPv6 hosts in brackets, PORT until it listens on port 0', () => {
+    expect(serveUrl('127.0.0.1', 9000, false)).toBe('http://127.0.0.1:9000');
+    expect(serveUrl('0.0.0.0', 8443, true)).toBe('https://0.0.0.0:8443');
+    expect(serveUrl('::1', 8080, false)).toBe('http://[::1]:8080');
+    expect(serveUrl('localhost', 0, false)).toBe('http://localhost:PORT');
   });
 });
