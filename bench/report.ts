@@ -169,7 +169,7 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
   const h = o.value;
   const s = h.seedReport;
   out.push(
-    `Measured ${o.at}. Workload: ${s.cohorts} cohorts created through the API, ${int(s.users)} users seeded with ${int(s.events)} events (${int(s.eventsPerSecond)} events/s while seeding, ${s.seconds.toFixed(0)} s in all), ${int(s.members)} imported-segment memberships and ${int(s.rows)} connections rows (the loads answered ${s.importLoads}). Data directory after the run: ${(h.dataDirBytes / 2 ** 20).toFixed(0)} MiB.${h.earlier === undefined ? '' : ` The ${h.earlier.benchmarks.join(', ')} rows are from the earlier run of ${h.earlier.at} (this one ran only part of them).`}`,
+    `Measured ${o.at}. Workload: ${s.cohorts} cohorts created through the API, ${int(s.users)} users seeded with ${int(s.events)} events (${int(s.eventsPerSecond)} events/s while seeding, ${s.seconds.toFixed(0)} s in all), ${int(s.members)} imported-segment memberships and ${int(s.rows)} connections rows (the loads answered ${s.importLoads}). Data directory after the run: ${mib(h.dataDirBytes)}.${h.earlier === undefined ? '' : ` The ${h.earlier.benchmarks.join(', ')} rows are from the earlier run of ${h.earlier.at} (this one ran only part of them).`}`,
     '',
     '| Benchmark | audience req/s | baseline req/s | ratio | p50 | p99 | baseline p99 | failed requests | body bytes |',
     '|---|---|---|---|---|---|---|---|---|',
@@ -292,12 +292,16 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   return out;
 }
 
+/** Whole MiB ('' for a figure an older run did not record). */
+function mib(bytes: number | undefined): string {
+  return bytes === undefined ? '' : `${(bytes / 2 ** 20).toFixed(0)} MiB`;
+}
+
 /**
  * Where each point's RSS is: the V8 heap (used, and its resident pages), array buffers, LevelDB's own estimate
  * (memtables, block cache) and the rest (other native memory: allocator arenas and free lists, the node binary).
  */
 function memoryTable(points: MemoryBenchResult['points']): string[] {
-  const mib = (bytes: number | undefined): string => (bytes === undefined ? '' : `${(bytes / 2 ** 20).toFixed(0)} MiB`);
   const rest = (p: MemoryBenchResult['points'][number]): number | undefined =>
     p.heapCommittedBytes === undefined || p.storeMemoryBytes === undefined ? undefined : p.rssBytes - p.heapCommittedBytes - p.arrayBufferBytes - p.storeMemoryBytes;
   return [
@@ -316,14 +320,14 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const mem = o.value;
   out.push(
-    `Measured ${o.at}. A separate process runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${(mem.baselineRssBytes / 2 ** 20).toFixed(0)} MiB), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes, the node binary).`,
+    `Measured ${o.at}. A separate process runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes, the node binary).`,
     '',
     ...memoryTable(mem.points),
   );
   if (encoded?.ok) {
     const e = encoded.value;
     out.push(
-      `The same with \`--decoded-states ${int(e.decodedStates ?? 0)}\` (measured ${encoded.at}; warm-up RSS ${(e.baselineRssBytes / 2 ** 20).toFixed(0)} MiB, ${int(e.eventsPerSecond)} appends/s): the owner keeps that many states decoded and holds the others packed (only the numbers that differ from an empty state's, and the flags two to a byte, in one buffer), unpacking one at its user's next event (server/ingest/worker/resident-states.ts).`,
+      `The same with \`--decoded-states ${int(e.decodedStates ?? 0)}\` (measured ${encoded.at}; warm-up RSS ${mib(e.baselineRssBytes)}, ${int(e.eventsPerSecond)} appends/s): the owner keeps that many states decoded and holds the others packed (only the numbers that differ from an empty state's, and the flags two to a byte, in one buffer), unpacking one at its user's next event (server/ingest/worker/resident-states.ts).`,
       '',
       ...memoryTable(e.points),
     );
