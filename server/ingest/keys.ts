@@ -1,5 +1,6 @@
-// Store keys the ingest pipeline owns (server/store/layout.ts): the partition count `m!partitions` and the
-// per-partition audience size counters `sz!{org}!{code}!{partition}` (D19; the total is the sum over partitions).
+// Store keys the ingest pipeline owns (server/store/layout.ts): the partition count `m!partitions`, the
+// per-partition audience size counters `sz!{org}!{code}!{partition}` (D19; the total is the sum over partitions) and
+// the journal of their changes since they were last written, one `szj!{n}` per store batch (tick/sizes.ts).
 
 import { fromSeqPart, key, scanPrefix, seqPart } from '../store/layout.js';
 
@@ -10,6 +11,18 @@ export const sizeKey = (org: string, code: number, partition: number): string =>
 
 /** The scan prefix of every size counter. */
 export const SIZES_PREFIX = scanPrefix('sz');
+
+/** The journal entry `n` of size counter changes. */
+export const sizeJournalKey = (n: number): string => key('szj', seqPart(n));
+
+/** The scan prefix of the size counters' journal. */
+export const SIZE_JOURNAL_PREFIX = scanPrefix('szj');
+
+/** Parses a journal key back into its number (undefined: not one). */
+export function parseSizeJournalKey(storeKey: string): number | undefined {
+  const parts = storeKey.split('!');
+  return parts.length === 2 && parts[0] === 'szj' ? fromSeqPart(parts[1] as string) : undefined;
+}
 
 /** Parses a size counter key back into its parts (org ids are UUIDs or other '!'-free strings). */
 export function parseSizeKey(storeKey: string): { org: string; code: number; partition: number } | undefined {

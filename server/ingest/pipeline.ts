@@ -159,7 +159,7 @@ export class Pipeline implements IngestPipeline {
       park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
       contextOf: (org, user): Promise<SegmentContext> => this.contexts.contextFor(org, user),
       log,
-      writer: new GroupWriter(options.store, options.fsync === true),
+      writer: new GroupWriter(options.store, options.fsync === true, sizes),
       cursors,
       reactions: options.reactions,
       committed: (outcome) => {

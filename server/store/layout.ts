@@ -35,6 +35,8 @@
 //                                                         its log seq; mark = plan version caught up to (server/backfill)
 //              sz!{org}!{code}!{partition}                [generation, count]: live audience size of a cohort within one
 //                                                         partition (D19; the sum over partitions; server/ingest/tick/sizes.ts)
+//              szj!{n}                                    the size counters one store batch changed, newer than their sz!
+//                                                         (folded into sz! every 1,024 entries; server/ingest/tick/sizes.ts)
 // reactions    r!{org}!{reactionId}                       reaction record with its signing secret (D37)
 //              od!{reactionId}!{seq}                      delivery record (body, status, attempts), seq = global outbox
 //                                                         sequence (commit order; id dlv_{seq}); server/domain/reactions

@@ -180,10 +180,9 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
         for (const part of parts) for (const op of part.ops) ops.push(op);
         for (const op of commitLog.ops) ops.push(op);
         for (const op of commitLog.finish()) ops.push(op);
-        // D19: counters from the committed counts and those of the groups before it in the same batch.
-        ticks.forEach((tick, i) => {
-          for (const op of env.sizes.opsFor(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas, pending)) ops.push(op);
-        });
+        // D19: counters counted on from the committed counts and those of the groups before it in the same batch
+        // (written once for the whole batch by the writer, sizes.ts).
+        ticks.forEach((tick, i) => env.sizes.count(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas, pending));
         return ops;
       },
       commit: () => {

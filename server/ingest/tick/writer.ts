@@ -9,14 +9,16 @@
 //
 // A merged batch that fails is written again one group at a time, so a group fails only for its own writes (D40) or
 // for the store's, exactly as if it had been written alone.
+//
+// The size counters the batch's groups changed are written once per batch, after the groups' writes (sizes.ts).
 
 import type { BatchOp, Store } from '../../store/contract.js';
-import type { PendingCounts } from './sizes.js';
+import type { CounterWrites, PendingCounts } from './sizes.js';
 
 export interface GroupWrite {
   /**
-   * The group's writes, built when its write is prepared (maybe again, if a merged write failed). Size counters are
-   * counted on top of `pending`: the counts the groups before it in the same batch leave (sizes.ts `opsFor`).
+   * The group's writes, built when its write is prepared (maybe again, if a merged write failed). Its size counters
+   * are counted on in `pending`, on top of the counts the groups before it in the same batch left (sizes.ts `count`).
    */
   ops(pending: PendingCounts): BatchOp[];
   /** After its batch was written: called in build order, before the next batch is prepared. */
@@ -39,6 +41,8 @@ export class GroupWriter {
     private readonly store: Store,
     /** Every batch is synced (`serve --fsync`). */
     readonly sync: boolean,
+    /** Writes the counts a batch's groups left in `pending` (sizes.ts AudienceSizes). */
+    private readonly counters: { batchOps(pending: PendingCounts): CounterWrites },
   ) {}
 
   /** Resolves once the group's writes are stored and it has committed; rejects when they could not be stored. */
@@ -76,10 +80,13 @@ export class GroupWriter {
       const pending: PendingCounts = new Map();
       const ops: BatchOp[] = [];
       for (const { job } of waiting) for (const op of job.ops(pending)) ops.push(op);
+      const counts = this.counters.batchOps(pending);
+      for (const op of counts.ops) ops.push(op);
       if (ops.length > 0) {
         this.batches += 1;
         await this.store.batch(ops, this.sync ? { sync: true } : undefined);
       }
+      counts.written();
     } catch (error) {
       return { error };
     }
