@@ -11,7 +11,9 @@
 // jemalloc=dist,env:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`); `--mode ingest|stateless`;
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians, with
 // the server's CPU time per request (all threads, and its main thread, from /proc over the run): on a shared machine
-// the ratio moves with the neighbours' load, the CPU a request costs less.
+// the ratio moves with the neighbours' load, the CPU a request costs less. `--rate N` sends N requests per second
+// instead of as many as are answered (no baseline runs then, no ratio): below saturation a request's CPU moves less
+// with how busy the two cores are.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -41,6 +43,8 @@ export interface AbOptions {
   readonly users: number;
   readonly rounds: number;
   readonly seconds: number;
+  /** Requests per second of the measured runs (undefined: as fast as answered, against a baseline). */
+  readonly rate?: number | undefined;
 }
 
 export interface AbRun {
@@ -68,7 +72,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
   if (first === undefined) throw new Error('at least one --variant is needed');
   const dataDir = await mkdtemp(join(tmpdir(), 'audience-ab-'));
   const baseline = await startBaseline();
-  const load: LoadSettings = { connections: 50, pipelining: 1, durationSeconds: options.seconds, warmupSeconds: 2, timeoutSeconds: 10 };
+  const load: LoadSettings = { connections: 50, pipelining: 1, durationSeconds: options.seconds, warmupSeconds: 2, timeoutSeconds: 10, rate: options.rate };
   const runs: AbRun[] = [];
   try {
     let server = await serve(first, dataDir);
@@ -113,7 +117,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
           // As the bench's restarted servers: one track call per user first, so the users are resident.
           await sendAll(server.url, '/v2.0/events', headers, options.users, (i) => track.forUser(i), { connections: 50 });
           await waitForIdle(server.pid, 60);
-          const b = await runLoad(target(baseline.url), load);
+          const b = options.rate === undefined ? await runLoad(target(baseline.url), load) : undefined;
           await waitForIdle(server.pid, 60);
           const { result: a, usage } = await withUsage(server, () => runLoad(target(server.url), load));
           const perRequest = (cores: number): number => (cores / a.rps) * 1e6;
@@ -121,15 +125,15 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
             variant: variant.name,
             round,
             rps: a.rps,
-            baselineRps: b.rps,
-            ratio: a.rps / b.rps,
+            baselineRps: b?.rps ?? Number.NaN,
+            ratio: b === undefined ? Number.NaN : a.rps / b.rps,
             p99: a.latency.p99,
             cpuUs: perRequest(usage.serverCores),
             mainCpuUs: perRequest(usage.mainCores),
           };
           runs.push(run);
           log(
-            `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}, ` +
+            `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, ${b === undefined ? 'fixed rate' : `baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}`}, ` +
               `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), non-2xx ${a.non2xx}`,
           );
         } finally {
@@ -155,6 +159,7 @@ function parseArgs(argv: readonly string[]): AbOptions {
   let users = 5_000;
   let rounds = 3;
   let seconds = 8;
+  let rate: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const value = argv[i + 1];
@@ -177,12 +182,14 @@ function parseArgs(argv: readonly string[]): AbOptions {
     else if (arg === '--users') users = Number(value);
     else if (arg === '--rounds') rounds = Number(value);
     else if (arg === '--seconds') seconds = Number(value);
+    else if (arg === '--rate') rate = Number(value);
     else throw new Error(`unknown argument ${arg}`);
   }
   for (const [name, n] of [['--users', users], ['--rounds', rounds], ['--seconds', seconds]] as const) {
     if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
   }
-  return { variants, mode, users, rounds, seconds };
+  if (rate !== undefined && !(Number.isSafeInteger(rate) && rate >= 1)) throw new Error('--rate must be a positive integer');
+  return { variants, mode, users, rounds, seconds, rate };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

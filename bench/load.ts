@@ -19,6 +19,7 @@ interface AutocannonOptions {
   duration?: number;
   amount?: number;
   timeout: number;
+  overallRate?: number;
   requests: AutocannonRequest[];
 }
 interface AutocannonResult {
@@ -40,6 +41,8 @@ export interface LoadSettings {
   readonly durationSeconds: number;
   readonly warmupSeconds: number;
   readonly timeoutSeconds: number;
+  /** Requests per second over all connections (autocannon's overallRate); unset: as fast as answered. */
+  readonly rate?: number | undefined;
 }
 
 export interface LoadTarget {
@@ -85,7 +88,13 @@ function requestOf(target: LoadTarget, sizes?: { min: number; max: number; sum: 
 
 /** Warm-up (discarded), then the measured run with the same settings. */
 export async function runLoad(target: LoadTarget, settings: LoadSettings): Promise<LoadResult> {
-  const common = { url: target.url, connections: settings.connections, pipelining: settings.pipelining, timeout: settings.timeoutSeconds };
+  const common = {
+    url: target.url,
+    connections: settings.connections,
+    pipelining: settings.pipelining,
+    timeout: settings.timeoutSeconds,
+    ...(settings.rate === undefined ? {} : { overallRate: settings.rate }),
+  };
   if (settings.warmupSeconds > 0) await autocannon({ ...common, duration: settings.warmupSeconds, requests: [requestOf(target)] });
   const histogram = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
   const sizes = { min: Infinity, max: 0, sum: 0, n: 0 };
