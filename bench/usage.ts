@@ -1,8 +1,8 @@
 // Where the cores went during one run of the server under test: its CPU time (all threads, its main thread, its
 // busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load generator),
 // each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events each ingest group
-// committed, how long a group took from start to commit, how many groups shared a store batch and how many state
-// lookups found the user resident. So each HTTP row also says what bounded it.
+// committed, how long a group took from start to commit, how many groups shared a store batch, how many state
+// lookups found the user resident and how many state snapshots were written per event. So each HTTP row also says what bounded it.
 
 import { threadCpuTicks, type Running } from './processes.js';
 
@@ -23,6 +23,8 @@ export interface RunUsage {
   readonly groupsPerBatch: number;
   /** Share of the state lookups that found the user resident (the others loaded a snapshot and later events). */
   readonly residentShare: number;
+  /** Users' state snapshots written per 1,000 events stored. */
+  readonly snapshotsPerThousand: number;
 }
 
 interface Counters {
@@ -32,6 +34,7 @@ interface Counters {
   readonly batches: number;
   readonly hits: number;
   readonly misses: number;
+  readonly snapshots: number;
 }
 
 async function counters(url: string): Promise<Counters | undefined> {
@@ -45,6 +48,7 @@ async function counters(url: string): Promise<Counters | undefined> {
       batches: read('audience_ingest_store_batches_total'),
       hits: read('audience_state_cache_hits_total'),
       misses: read('audience_state_cache_misses_total'),
+      snapshots: read('audience_state_snapshots_total'),
     };
   } catch {
     return undefined;
@@ -84,6 +88,7 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
       groupMs: (moved('groupSeconds') * 1000) / groups,
       groupsPerBatch: groups / moved('batches'),
       residentShare: hits / (hits + moved('misses')),
+      snapshotsPerThousand: (moved('snapshots') * 1000) / moved('events'),
     },
   };
 }

@@ -23,6 +23,7 @@ export function createMetrics(services: Services, dataDir: string, droppedEvents
   const requests = new Counter({ name: 'audience_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] as const, registers: [registry] });
   const requestSeconds = new Histogram({ name: 'audience_http_request_duration_seconds', help: 'Time from a request to its answer, by route pattern.', labelNames: ['route'] as const, buckets: LATENCY_BUCKETS, registers: [registry] });
   const events = new Counter({ name: 'audience_ingest_events_total', help: 'Events stored by the ingest pipeline (acknowledged appends).', registers: [registry] });
+  const snapshots = new Counter({ name: 'audience_state_snapshots_total', help: "Users' engine state snapshots written by the ingest groups (every snapshotEvery events, after the state was newer than its snapshot for 10 minutes, on eviction, after a catch-up or re-evaluation).", registers: [registry] });
   const ticks = new Counter({ name: 'audience_ingest_ticks_total', help: 'Group commits of the ingest pipeline.', registers: [registry] });
   const tickSeconds = new Histogram({ name: 'audience_ingest_tick_duration_seconds', help: 'Time from a group starting to its batch committing.', buckets: LATENCY_BUCKETS, registers: [registry] });
   const transitions = new Counter({ name: 'audience_transitions_total', help: 'Cohort entries and exits committed (catch-ups included), by kind.', labelNames: ['kind'] as const, registers: [registry] });
@@ -71,6 +72,7 @@ export function createMetrics(services: Services, dataDir: string, droppedEvents
   pipeline.onCommitted((outcome) => {
     ticks.inc();
     if (outcome.events > 0) events.inc(outcome.events);
+    if (outcome.snapshots > 0) snapshots.inc(outcome.snapshots);
     tickSeconds.observe(outcome.durationMs / 1000);
     for (const { entry } of outcome.log) for (const t of entry.transitions) transitions.inc({ kind: t.kind });
   });

@@ -282,6 +282,22 @@ describe('close', () => {
     expect(stored).toBe(50);
   });
 
+  it('snapshots a state newer than its snapshot for 10 minutes by default, and counts the snapshots each group wrote', async () => {
+    const store = new MemoryStore();
+    let now = T0;
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]), { now: () => now });
+    const snapshots: number[] = [];
+    pipeline.onCommitted((outcome) => snapshots.push(outcome.snapshots));
+    await pipeline.append({ org: ORG, user: U1, events: [event(1)] });
+    now += 9 * 60_000;
+    await pipeline.append({ org: ORG, user: U1, events: [event(2)] });
+    expect(await store.get(`s!${ORG}!${U1}`)).toBeUndefined();
+    now += 60_000;
+    const third = await pipeline.append({ org: ORG, user: U1, events: [event(3)] });
+    expect(await store.get(`s!${ORG}!${U1}`)).toMatchObject({ seq: third.events[0]?.seq });
+    expect(snapshots).toEqual([0, 0, 1]);
+  });
+
   it('writes a snapshot of every user at close', async () => {
     const store = new MemoryStore();
     const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]), { snapshotEvery: 1_000_000 });

@@ -51,6 +51,9 @@ describe('GET /metrics', () => {
     // Three tracked events, the stateful call's one and the stateless call's none (its only event was dropped).
     expect(moved('audience_ingest_events_total')).toBe(4);
     expect(moved('audience_transitions_total', 'kind="entered"')).toBe(1);
+    // A user's first state is snapshotted when a cohort has a generation (the one created above): the tracked user's and
+    // the stateful call's user's; the tracked user's later events are not due (snapshotEvery, 10 minutes).
+    expect(moved('audience_state_snapshots_total')).toBe(2);
     // Groups share a store batch only when built during another's write: never more batches than groups.
     expect(moved('audience_ingest_store_batches_total')).toBeGreaterThanOrEqual(3);
     expect(moved('audience_ingest_store_batches_total')).toBeLessThanOrEqual(moved('audience_ingest_ticks_total'));

@@ -32,6 +32,8 @@ export interface Committed {
   /** New events the batch stored, and how long the group took from its start to its commit (metrics). */
   readonly events: number;
   readonly durationMs: number;
+  /** Users' state snapshots the group wrote (due with its steps, or asked for: written behind). */
+  readonly snapshots: number;
 }
 
 const PAGEVIEW = 'Pageview';
@@ -137,8 +139,8 @@ export class CommitLog {
     return { ...this.cursors };
   }
 
-  committed(events: number, durationMs: number): Committed {
-    return { log: this.entries, reactions: this.reactions, deadlines: this.deadlines, events, durationMs };
+  committed(events: number, durationMs: number, snapshots: number): Committed {
+    return { log: this.entries, reactions: this.reactions, deadlines: this.deadlines, events, durationMs, snapshots };
   }
 
   private deliver(org: string, user: string, reaction: FiringReaction, time: number, eventId: string | null): void {

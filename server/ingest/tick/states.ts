@@ -75,6 +75,13 @@ export function carriedSnapshotOps(carried: readonly CarriedAsks[]): BatchOp[] {
   return ops;
 }
 
+/** How many snapshots the asks a group carried wrote (an owner that no longer held a state answered none for it). */
+export function carriedSnapshots(carried: readonly CarriedAsks[]): number {
+  let count = 0;
+  for (const { bytes } of carried) for (const state of bytes) if (state != null) count++;
+  return count;
+}
+
 /** A failed group's asks: states it made its owner forget stay forgotten; the others are dirty again. */
 export function forgetCarried(env: TickEnv, carried: readonly CarriedAsks[]): void {
   const now = env.now();

@@ -22,7 +22,7 @@ import { buildOps } from './ops.js';
 import type { UserResult } from '../worker/work.js';
 import { compute, type CarriedAsks } from './compute.js';
 import { FreshEvent, clientIdsOf, resolveRetries } from './retries.js';
-import { carriedSnapshotOps, forgetCarried, loadStates, snapshotDue } from './states.js';
+import { carriedSnapshotOps, carriedSnapshots, forgetCarried, loadStates, snapshotDue } from './states.js';
 import { unstorable } from './isolate.js';
 import { CommitLog, type Committed, type Cursors } from './commit-log.js';
 import type { ReactionLookup } from '../../domain/reactions/contract.js';
@@ -190,7 +190,9 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
         for (const tick of ticks) askEvictedOwn(env, tick);
         try {
           const events = allocated.reduce((sum, { from, to }) => sum + (to - from), 0);
-          env.committed(commitLog.committed(events, performance.now() - started));
+          let snapshots = carriedSnapshots(carried);
+          for (const tick of ticks) for (const work of tick.users.values()) if (work.snapshotted) snapshots++;
+          env.committed(commitLog.committed(events, performance.now() - started, snapshots));
         } catch (error) {
           env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
         }
