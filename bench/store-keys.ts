@@ -4,7 +4,11 @@
 // and the directory's size. The candidates (not what the server writes): `no-time-index`, the current layout
 // without `et!` (what a user whose events arrive in time order would need if arrival order served reads by time);
 // `short-ids`, the current layout with the organization and user ids as short dictionary codes (a few characters)
-// instead of two 36-character UUIDs in every key and in the record.
+// instead of two 36-character UUIDs in every key and in the record. And the live audience size counters (D19) a batch
+// writes besides its events, ~2.2 changed counters per event as under the HTTP benchmark's ingestion (100 cohorts,
+// 16 partitions): `counter-keys`, the current layout plus a key per changed counter (as until 2026-11-27);
+// `counter-journal`, plus what server/ingest/tick/sizes.ts writes now (one journal entry per batch, folded into the
+// counters' keys every 1,024 entries). Each line also gives the process's CPU seconds (LevelDB's threads included).
 // Run: npm run build && node dist/bench/store-keys.js [events] [batch] [layout...] (default every layout; each twice,
 // alternating)
 
@@ -19,8 +23,17 @@ import { encodeValue, WRITE_BUFFER_BYTES } from '../server/store/level.js';
 import { eventOps, partitionSeqOps } from '../server/domain/events/index.js';
 import { clientIdKey, logKey, timeIndexKey, userEventKey } from '../server/domain/events/keys.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
+import { sizeKey } from '../server/ingest/keys.js';
+import { AudienceSizes, SizeDeltas, type PendingCounts } from '../server/ingest/tick/sizes.js';
 
-const LAYOUTS = ['previous', 'current', 'no-time-index', 'short-ids'] as const;
+/** The counters the `i`th event changes (cohort codes of 100, its partition's): two, and a third every fifth event. */
+function countersOf(i: number): number[] {
+  const codes = [(i * 31) % 100, (i * 17 + 7) % 100];
+  if (i % 5 === 0) codes.push((i * 13 + 3) % 100);
+  return codes;
+}
+
+const LAYOUTS = ['previous', 'current', 'no-time-index', 'short-ids', 'counter-keys', 'counter-journal'] as const;
 type Layout = (typeof LAYOUTS)[number];
 
 /** The previous layout: the log entry carried the whole record, written for every event, plus e!, et!, ei!. */
@@ -59,11 +72,15 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
   const bodies = new TrackBodies(42, 100_000, 0);
   const partitions = 16;
   const seqs = new Array<number>(partitions).fill(0);
+  const sizes = new AudienceSizes();
+  const counts = new Map<string, number>();
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   let puts = 0;
   for (let written = 0; written < events; written += batch) {
     const ops: BatchOp[] = [];
     const touched = new Set<number>();
+    const deltas = new Map<number, SizeDeltas>();
     for (let i = written; i < Math.min(events, written + batch); i++) {
       const user = userIdOf(42, (i * 7919) % 100_000);
       const body = JSON.parse(bodies.forUser(i % 100_000)) as { name: string; properties: Record<string, unknown> };
@@ -79,19 +96,51 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
         const current = eventOps({ org: shortIds ? '1' : org, event: { ...record, seq } });
         ops.push(...(layout === 'no-time-index' ? current.filter((op) => !op.key.startsWith('et!')) : current));
       }
+      if (layout === 'counter-keys' || layout === 'counter-journal') {
+        let changes = deltas.get(partition);
+        if (changes === undefined) deltas.set(partition, (changes = new SizeDeltas()));
+        for (const code of countersOf(i)) changes.add(org, code, 1, i % 3 === 0 ? -1 : 1);
+      }
+    }
+    if (layout === 'counter-keys') {
+      // A key per changed counter, [generation, count], as AudienceSizes.opsFor wrote them.
+      for (const [partition, changes] of deltas) {
+        for (const { code, gen, delta } of changes.deltas.values()) {
+          const at = `${code}/${partition}`;
+          const count = (counts.get(at) ?? 0) + delta;
+          counts.set(at, count);
+          ops.push({ type: 'put', key: sizeKey(org, code, partition), value: [gen, count] });
+        }
+      }
+    }
+    let committed = (): void => undefined;
+    if (layout === 'counter-journal') {
+      const pending: PendingCounts = new Map();
+      for (const [partition, changes] of deltas) sizes.count(partition, changes, pending);
+      const counterWrites = sizes.batchOps(pending);
+      ops.push(...counterWrites.ops);
+      committed = () => {
+        counterWrites.written();
+        for (const [partition, changes] of deltas) sizes.apply(partition, changes);
+      };
     }
     if (layout !== 'previous') for (const partition of touched) ops.push(...partitionSeqOps(partition, seqs[partition] as number));
     puts += ops.length;
     const chained = db.batch();
-    for (const op of ops) if (op.type === 'put') chained.put(op.key, encodeValue(op.value));
+    for (const op of ops) {
+      if (op.type === 'put') chained.put(op.key, encodeValue(op.value));
+      else chained.del(op.key);
+    }
     await chained.write();
+    committed();
   }
   const seconds = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
   const stats = await db.getProperty('leveldb.stats');
   await db.close();
   const bytes = await directoryBytes(dir);
   await rm(dir, { recursive: true, force: true });
-  return { layout, events, batch, seconds: Number(seconds.toFixed(2)), eventsPerSecond: Math.round(events / seconds), putsPerEvent: Number((puts / events).toFixed(2)), compactionWriteMb: compactionWriteMb(stats), dataDirMb: Number((bytes / 2 ** 20).toFixed(1)) };
+  return { layout, events, batch, seconds: Number(seconds.toFixed(2)), eventsPerSecond: Math.round(events / seconds), putsPerEvent: Number((puts / events).toFixed(2)), cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)), compactionWriteMb: compactionWriteMb(stats), dataDirMb: Number((bytes / 2 ** 20).toFixed(1)) };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
