@@ -1,8 +1,9 @@
 // Where the cores went during one run of the server under test: its CPU time (all threads, its main thread, its
-// busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load generator),
-// each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events each ingest group
-// committed, how long a group took from start to commit, how many groups shared a store batch, how many state
-// lookups found the user resident and how many state snapshots were written per event. So each HTTP row also says what bounded it.
+// busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load
+// generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
+// each ingest group committed, how long a group took from start to commit, how many groups shared a store batch,
+// how many state lookups found the user resident and how many state snapshots were written per event. So each HTTP
+// row also says what bounded it.
 
 import { threadCpuTicks, type Running } from './processes.js';
 

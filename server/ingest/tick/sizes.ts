@@ -1,7 +1,7 @@
-// Live audience sizes (D19): per (org, cohort code) a counter per partition, kept in memory and stored. Each counter is
-// tagged with the cohort's generation (server/backfill/README.md): a cohort created, changed or re-enabled starts
-// a new generation whose count starts at 0 and is rebuilt by the catch-up of every user; counts of older
-// generations are ignored. Only a partition's own tick changes its counters, so ticks never race.
+// Live audience sizes (D19): per (org, cohort code) a counter per partition, kept in memory and stored. Each
+// counter is tagged with the cohort's generation (server/backfill/README.md): a cohort created, changed or
+// re-enabled starts a new generation whose count starts at 0 and is rebuilt by the catch-up of every user; counts
+// of older generations are ignored. Only a partition's own tick changes its counters, so ticks never race.
 //
 // Stored as a base and a journal. The base is one `sz!{org}!{code}!{partition}` per counter, `[generation, count]`.
 // A store batch that changes counters writes ONE journal entry `szj!{n}` with the new values of the counters it
