@@ -193,8 +193,8 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     const cores = (v: number): string => v.toFixed(2);
     const optional = (s: Spread | undefined, format: (v: number) => string): string => (s !== undefined && Number.isFinite(s.median) ? format(s.median) : '');
     const group = Number.isFinite(u.eventsPerGroup.median)
-      ? `${u.eventsPerGroup.median.toFixed(1)} | ${ms(u.groupMs.median)} | ${optional(u.groupsPerBatch, (v) => v.toFixed(2))} | ${optional(u.residentShare, (v) => `${(v * 100).toFixed(0)} %`)} | ${optional(u.snapshotsPerThousand, (v) => v.toFixed(0))}`
-      : ' |  |  |  | ';
+      ? `${u.eventsPerGroup.median.toFixed(1)} | ${ms(u.groupMs.median)} | ${optional(u.groupsPerBatch, (v) => v.toFixed(2))} | ${optional(u.residentShare, (v) => `${(v * 100).toFixed(0)} %`)} | ${optional(u.snapshotsPerThousand, (v) => v.toFixed(0))} | ${optional(u.deadlinesPerThousand, (v) => v.toFixed(0))}`
+      : ' |  |  |  |  | ';
     return `| ${name} | ${spread(u.serverCores, cores)} | ${spread(u.mainCores, cores)} | ${spread(u.busiestOtherCores, cores)} | ${spread(u.loadGeneratorCores, cores)} | ${group} |`;
   };
   const usageRows = [
@@ -207,10 +207,10 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     out.push(
       '#### Where the cores went during the audience runs (bench/usage.ts)',
       '',
-      'CPU seconds over wall seconds from /proc, over each whole run (warm-up included), median (min–max) of the runs: the server process, its main thread (HTTP, routes, the ingest groups\' reads and batches), its busiest other thread (a partition owner, or LevelDB\'s background compaction), and the load generator (this bench process: autocannon). The machine has 2 cores. Events per group, a group\'s time from start to commit, groups per store batch (the groups built while a batch is written share the next one), the share of state lookups that found the user resident (the others load a snapshot and the later events from LevelDB) and the state snapshots written per 1,000 events come from the server\'s /metrics (stateless: the events it publishes). The --fsync and threads rows restart the server, which then gets one track call per user before its runs, so its users are resident as in a long-running server.',
+      'CPU seconds over wall seconds from /proc, over each whole run (warm-up included), median (min–max) of the runs: the server process, its main thread (HTTP, routes, the ingest groups\' reads and batches), its busiest other thread (a partition owner, or LevelDB\'s background compaction), and the load generator (this bench process: autocannon). The machine has 2 cores. Events per group, a group\'s time from start to commit, groups per store batch (the groups built while a batch is written share the next one), the share of state lookups that found the user resident (the others load a snapshot and the later events from LevelDB) the state snapshots written and the users re-evaluated at a deadline (D36: each also writes a snapshot) per 1,000 events come from the server\'s /metrics (stateless: the events it publishes). The --fsync and threads rows restart the server, which then gets one track call per user before its runs, so its users are resident as in a long-running server.',
       '',
-      '| Benchmark | server cores | main thread | busiest other thread | load generator | events per group | group start to commit | groups per store batch | users resident | snapshots per 1,000 events |',
-      '|---|---|---|---|---|---|---|---|---|---|',
+      '| Benchmark | server cores | main thread | busiest other thread | load generator | events per group | group start to commit | groups per store batch | users resident | snapshots per 1,000 events | deadline re-evaluations per 1,000 events |',
+      '|---|---|---|---|---|---|---|---|---|---|---|',
       ...usageRows,
       '',
     );

@@ -2,8 +2,8 @@
 // busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load
 // generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
 // each ingest group committed, how long a group took from start to commit, how many groups shared a store batch,
-// how many state lookups found the user resident and how many state snapshots were written per event. So each HTTP
-// row also says what bounded it.
+// how many state lookups found the user resident, how many state snapshots were written and how many users were
+// re-evaluated at a deadline (D36) per event. So each HTTP row also says what bounded it.
 
 import { threadCpuTicks, type Running } from './processes.js';
 
@@ -26,6 +26,8 @@ export interface RunUsage {
   readonly residentShare: number;
   /** Users' state snapshots written per 1,000 events stored. */
   readonly snapshotsPerThousand: number;
+  /** Users re-evaluated at a deadline (D36) per 1,000 events stored (each re-evaluation also writes a snapshot). */
+  readonly deadlinesPerThousand: number;
 }
 
 interface Counters {
@@ -36,6 +38,7 @@ interface Counters {
   readonly hits: number;
   readonly misses: number;
   readonly snapshots: number;
+  readonly deadlines: number;
 }
 
 async function counters(url: string): Promise<Counters | undefined> {
@@ -50,6 +53,7 @@ async function counters(url: string): Promise<Counters | undefined> {
       hits: read('audience_state_cache_hits_total'),
       misses: read('audience_state_cache_misses_total'),
       snapshots: read('audience_state_snapshots_total'),
+      deadlines: read('audience_deadlines_evaluated_total'),
     };
   } catch {
     return undefined;
@@ -90,6 +94,7 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
       groupsPerBatch: groups / moved('batches'),
       residentShare: hits / (hits + moved('misses')),
       snapshotsPerThousand: (moved('snapshots') * 1000) / moved('events'),
+      deadlinesPerThousand: (moved('deadlines') * 1000) / moved('events'),
     },
   };
 }
