@@ -1,14 +1,15 @@
 // What each key of an event costs LevelDB (issue 12 "fewest writes per event"): N events written in group batches
-// of B as the store writes them (server/store/level.ts: msgpack values, one chained batch) with the previous layout,
-// the current one and two candidates for a next step, timed, with what LevelDB's compactions wrote (`leveldb.stats`)
-// and the directory's size. The candidates (not what the server writes): `no-time-index`, the current layout
-// without `et!` (what a user whose events arrive in time order would need if arrival order served reads by time);
-// `short-ids`, the current layout with the organization and user ids as short dictionary codes (a few characters)
-// instead of two 36-character UUIDs in every key and in the record. And the live audience size counters (D19) a batch
-// writes besides its events, ~2.2 changed counters per event as under the HTTP benchmark's ingestion (100 cohorts,
-// 16 partitions): `counter-keys`, the current layout plus a key per changed counter (as until 2026-11-27);
-// `counter-journal`, plus what server/ingest/tick/sizes.ts writes now (one journal entry per batch, folded into the
-// counters' keys every 1,024 entries). Each line also gives the process's CPU seconds (LevelDB's threads included).
+// of B as the store writes them (server/store/level.ts: msgpack values, one chained batch) with the previous
+// layout, the current one and two candidates for a next step, timed, with what LevelDB's compactions wrote
+// (`leveldb.stats`) and the directory's size. The candidates (not what the server writes): `no-time-index`, the
+// current layout without `et!` (what a user whose events arrive in time order would need if arrival order served
+// reads by time); `short-ids`, the current layout with the organization and user ids as short dictionary codes (a
+// few characters) instead of two 36-character UUIDs in every key and in the record. And the live audience size
+// counters (D19) a batch writes besides its events, 2.2 changed counters per event over 100 cohorts and 16
+// partitions (two, and a third every fifth event: this model's choice): `counter-keys`, the current layout plus a
+// key per changed counter (as until 2026-11-27); `counter-journal`, plus what server/ingest/tick/sizes.ts writes
+// now (one journal entry per batch, folded into the counters' keys every 1,024 entries). Each line also gives the
+// process's CPU seconds (LevelDB's threads included).
 // Run: npm run build && node dist/bench/store-keys.js [events] [batch] [layout...] (default every layout; each twice,
 // alternating)
 

@@ -55,8 +55,9 @@ export interface IngestOptions {
   /**
    * Snapshot a user whose state has been newer than its snapshot this long (default 10 minutes). Recovery replays at
    * most `snapshotEvery` events per user whatever this is; at 60 s, every user active within a minute was encoded and
-   * written once a minute (~3 KB each), and `bench/ab.ts` (30,000 users, 40 s runs, 3 rounds) measured 317 against 292
-   * us of server CPU per request and a ratio of 0.190 against 0.211 (every round) for 60 s against 10 minutes.
+   * written once a minute (~1.4 KB of state each, bench/README.md (4)), and `bench/ab.ts` (30,000 users, 40 s runs, 3
+   * rounds) measured 317 against 292 us of server CPU per request and a ratio of 0.190 against 0.211 (every round)
+   * for 60 s against 10 minutes.
    */
   readonly snapshotAfterMs?: number;
   /** Queued events per partition beyond which appends are refused with 503 (default 10,000). */
