@@ -25,7 +25,7 @@ import { eventOps, partitionSeqOps } from '../server/domain/events/index.js';
 import { clientIdKey, logKey, timeIndexKey, userEventKey } from '../server/domain/events/keys.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
 import { sizeKey } from '../server/ingest/keys.js';
-import { AudienceSizes, SizeDeltas, type PendingCounts } from '../server/ingest/tick/sizes.js';
+import { AudienceSizes, PendingCounts, SizeDeltas } from '../server/ingest/tick/sizes.js';
 
 /** The counters the `i`th event changes (cohort codes of 100, its partition's): two, and a third every fifth event. */
 function countersOf(i: number): number[] {
@@ -106,7 +106,7 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
     if (layout === 'counter-keys') {
       // A key per changed counter, [generation, count], as AudienceSizes.opsFor wrote them.
       for (const [partition, changes] of deltas) {
-        for (const { code, gen, delta } of changes.deltas.values()) {
+        for (const { code, gen, delta } of changes.deltas) {
           const at = `${code}/${partition}`;
           const count = (counts.get(at) ?? 0) + delta;
           counts.set(at, count);
@@ -116,7 +116,7 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
     }
     let committed = (): void => undefined;
     if (layout === 'counter-journal') {
-      const pending: PendingCounts = new Map();
+      const pending = new PendingCounts();
       for (const [partition, changes] of deltas) sizes.count(partition, changes, pending);
       const counterWrites = sizes.batchOps(pending);
       ops.push(...counterWrites.ops);

@@ -7,7 +7,7 @@ import { createRng } from '../../../test/differential/random.js';
 import { MemoryStore } from '../../store/memory.js';
 import { prefixEnd } from '../../store/contract.js';
 import { SIZES_PREFIX, SIZE_JOURNAL_PREFIX, sizeJournalKey, sizeKey } from '../keys.js';
-import { AudienceSizes, SizeDeltas, type PendingCounts, type SizeCounter } from './sizes.js';
+import { AudienceSizes, PendingCounts, SizeDeltas, type SizeCounter } from './sizes.js';
 
 const ORG = 'org-a';
 const OTHER = 'org-b';
@@ -20,7 +20,7 @@ async function keysUnder(store: MemoryStore, prefix: string): Promise<string[]> 
 
 /** One store batch of groups, as tick/writer.ts writes it: count each, write the counters once, then apply. */
 async function writeBatch(store: MemoryStore, sizes: AudienceSizes, groups: readonly { partition: number; deltas: SizeDeltas }[], fail = false): Promise<void> {
-  const pending: PendingCounts = new Map();
+  const pending = new PendingCounts();
   for (const { partition, deltas } of groups) sizes.count(partition, deltas, pending);
   const counts = sizes.batchOps(pending);
   if (fail) return;

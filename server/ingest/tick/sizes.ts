@@ -28,10 +28,70 @@ interface CounterName {
 }
 
 /** A counter's count left by a group of a store batch not written yet. */
-interface PendingCount extends PartitionCount, CounterName {}
+interface PendingCount extends CounterName {
+  gen: number;
+  count: number;
+}
 
-/** Counts of one store batch not written yet, by counter (AudienceSizes.count, then batchOps). */
-export type PendingCounts = Map<string, PendingCount>;
+/**
+ * Values by counter: organization, then cohort code, then partition. Numbers below the organization: a lookup builds
+ * no key string (a tick looks counters up for every membership change of every event).
+ */
+class CounterTable<V> {
+  private readonly orgs = new Map<string, Map<number, Map<number, V>>>();
+
+  get(org: string, code: number, partition: number): V | undefined {
+    return this.orgs.get(org)?.get(code)?.get(partition);
+  }
+
+  /** The cohort's values by partition, made empty when missing. */
+  partitions(org: string, code: number): Map<number, V> {
+    let codes = this.orgs.get(org);
+    if (codes === undefined) this.orgs.set(org, (codes = new Map()));
+    let partitions = codes.get(code);
+    if (partitions === undefined) codes.set(code, (partitions = new Map()));
+    return partitions;
+  }
+
+  /** The cohort's values by partition, if any. */
+  partitionsIf(org: string, code: number): Map<number, V> | undefined {
+    return this.orgs.get(org)?.get(code);
+  }
+
+  forEach(visit: (value: V, org: string, code: number, partition: number) => void): void {
+    for (const [org, codes] of this.orgs) for (const [code, partitions] of codes) for (const [partition, value] of partitions) visit(value, org, code, partition);
+  }
+
+  clear(): void {
+    this.orgs.clear();
+  }
+}
+
+/** Counts of one store batch not written yet, by counter, in the order first counted (AudienceSizes.count, then batchOps). */
+export class PendingCounts {
+  readonly list: PendingCount[] = [];
+  private readonly index = new CounterTable<PendingCount>();
+
+  get size(): number {
+    return this.list.length;
+  }
+
+  get(org: string, code: number, partition: number): PendingCount | undefined {
+    return this.index.get(org, code, partition);
+  }
+
+  set(org: string, code: number, partition: number, gen: number, count: number): void {
+    const known = this.index.get(org, code, partition);
+    if (known !== undefined) {
+      known.gen = gen;
+      known.count = count;
+      return;
+    }
+    const entry = { org, code, partition, gen, count };
+    this.index.partitions(org, code).set(partition, entry);
+    this.list.push(entry);
+  }
+}
 
 /** A batch's writes of its counters, and what to note once they are written. */
 export interface CounterWrites {
@@ -59,15 +119,35 @@ export interface SizeCounter {
 
 const NO_COUNTS: ReadonlyMap<number, PartitionCount> = new Map();
 
+/** One (org, code, generation)'s change of members in a tick. */
+interface SizeDelta {
+  readonly org: string;
+  readonly code: number;
+  readonly gen: number;
+  delta: number;
+}
+
 /** A change of membership counts for one partition's tick: (org, code, generation) -> delta. */
 export class SizeDeltas {
-  readonly deltas = new Map<string, { org: string; code: number; gen: number; delta: number }>();
+  /** In the order first added. */
+  readonly deltas: SizeDelta[] = [];
+  /** By organization and code: that cohort's deltas (one per generation; almost always one). */
+  private readonly index = new Map<string, Map<number, SizeDelta[]>>();
 
   add(org: string, code: number, gen: number, delta: number): void {
-    const id = `${counterId(org, code)}\u0000${gen}`;
-    const known = this.deltas.get(id);
-    if (known === undefined) this.deltas.set(id, { org, code, gen, delta });
-    else known.delta += delta;
+    let codes = this.index.get(org);
+    if (codes === undefined) this.index.set(org, (codes = new Map()));
+    let byGen = codes.get(code);
+    if (byGen === undefined) codes.set(code, (byGen = []));
+    for (const known of byGen) {
+      if (known.gen === gen) {
+        known.delta += delta;
+        return;
+      }
+    }
+    const entry = { org, code, gen, delta };
+    byGen.push(entry);
+    this.deltas.push(entry);
   }
 
   /**
@@ -95,13 +175,13 @@ export class SizeDeltas {
 }
 
 export class AudienceSizes {
-  /** (org, code) -> partition -> count. */
-  private readonly counters = new Map<string, Map<number, PartitionCount>>();
+  /** org -> code -> partition -> count. */
+  private readonly counters = new CounterTable<PartitionCount>();
   /** The journal's entries in the store: numbers [first, next). */
   private first = 0;
   private next = 0;
-  /** The counters changed by the journal's entries, by `at` id: what the next fold writes into the base. */
-  private readonly journaled = new Map<string, CounterName>();
+  /** The counters changed by the journal's entries: what the next fold writes into the base. */
+  private readonly journaled = new CounterTable<true>();
 
   constructor(readonly foldEvery: number = FOLD_EVERY) {}
 
@@ -113,7 +193,7 @@ export class AudienceSizes {
       if (parsed === undefined) continue;
       const count = typeof value === 'number' ? { gen: 0, count: value } : Array.isArray(value) ? { gen: Number(value[0]), count: Number(value[1]) } : undefined;
       if (count === undefined || !Number.isFinite(count.gen) || !Number.isFinite(count.count)) continue;
-      sizes.partitionsOf(parsed.org, parsed.code).set(parsed.partition, count);
+      sizes.counters.partitions(parsed.org, parsed.code).set(parsed.partition, count);
     }
     let first: number | undefined;
     for await (const [storeKey, value] of store.iterate<JournalEntry>({ gte: SIZE_JOURNAL_PREFIX, lt: prefixEnd(SIZE_JOURNAL_PREFIX) })) {
@@ -128,8 +208,8 @@ export class AudienceSizes {
         for (let j = 0; j + 3 < counts.length; j += 4) {
           const [code, partition, gen, count] = counts.slice(j, j + 4) as number[];
           if (![code, partition, gen, count].every(Number.isFinite)) continue;
-          sizes.partitionsOf(org, code as number).set(partition as number, { gen: gen as number, count: count as number });
-          sizes.journaled.set(countId(org, code as number, partition as number), { org, code: code as number, partition: partition as number });
+          sizes.counters.partitions(org, code as number).set(partition as number, { gen: gen as number, count: count as number });
+          sizes.journaled.partitions(org, code as number).set(partition as number, true);
         }
       }
     }
@@ -139,7 +219,7 @@ export class AudienceSizes {
 
   /** The exact total over partitions of the counters of generation `gen` (0 for a cohort nobody entered). */
   total(org: string, code: number, gen: number): number {
-    const partitions = this.counters.get(counterId(org, code));
+    const partitions = this.counters.partitionsIf(org, code);
     if (partitions === undefined) return 0;
     let total = 0;
     for (const count of partitions.values()) if (count.gen === gen) total += count.count;
@@ -147,18 +227,15 @@ export class AudienceSizes {
   }
 
   /** Every counter: what a cluster node publishes for the partitions it owns (issue 15). */
-  *all(): Iterable<SizeCounter> {
-    for (const [id, partitions] of this.counters) {
-      const at = id.indexOf('\u0000');
-      const org = id.slice(0, at);
-      const code = Number(id.slice(at + 1));
-      for (const [partition, { gen, count }] of partitions) yield { org, code, partition, gen, count };
-    }
+  all(): Iterable<SizeCounter> {
+    const out: SizeCounter[] = [];
+    this.counters.forEach(({ gen, count }, org, code, partition) => out.push({ org, code, partition, gen, count }));
+    return out;
   }
 
   /** The cohort's counter in each partition (a cluster node sums those of its own partitions, issue 15). */
   countsOf(org: string, code: number): ReadonlyMap<number, { readonly gen: number; readonly count: number }> {
-    return this.counters.get(counterId(org, code)) ?? NO_COUNTS;
+    return this.counters.partitionsIf(org, code) ?? NO_COUNTS;
   }
 
   /**
@@ -166,12 +243,11 @@ export class AudienceSizes {
    * counts the groups before this one in the same store batch left there (tick/writer.ts), or else the committed ones.
    */
   count(partition: number, deltas: SizeDeltas, pending: PendingCounts): void {
-    for (const { org, code, gen, delta } of deltas.deltas.values()) {
-      const at = countId(org, code, partition);
-      const current = pending.get(at) ?? this.counters.get(counterId(org, code))?.get(partition) ?? { gen: 0, count: 0 };
+    for (const { org, code, gen, delta } of deltas.deltas) {
+      const current = pending.get(org, code, partition) ?? this.counters.get(org, code, partition) ?? ZERO;
       const applied = applyDelta(current, gen, delta);
       if (applied === current) continue;
-      pending.set(at, { org, code, partition, gen: applied.gen, count: applied.count });
+      pending.set(org, code, partition, applied.gen, applied.count);
     }
   }
 
@@ -184,7 +260,7 @@ export class AudienceSizes {
     if (pending.size === 0) return { ops: [], written: () => undefined };
     if (this.next - this.first < this.foldEvery) {
       const byOrg = new Map<string, number[]>();
-      for (const { org, code, partition, gen, count } of pending.values()) {
+      for (const { org, code, partition, gen, count } of pending.list) {
         let counts = byOrg.get(org);
         if (counts === undefined) byOrg.set(org, (counts = []));
         counts.push(code, partition, gen, count);
@@ -195,17 +271,18 @@ export class AudienceSizes {
         ops: [{ type: 'put', key: sizeJournalKey(n), value }],
         written: () => {
           this.next = n + 1;
-          for (const [at, counter] of pending) this.journaled.set(at, counter);
+          for (const { org, code, partition } of pending.list) this.journaled.partitions(org, code).set(partition, true);
         },
       };
     }
     const ops: BatchOp[] = [];
-    const folded = new Map<string, CounterName>(this.journaled);
-    for (const [at, counter] of pending) folded.set(at, counter);
-    for (const [at, { org, code, partition }] of folded) {
-      const count = pending.get(at) ?? this.counters.get(counterId(org, code))?.get(partition) ?? { gen: 0, count: 0 };
+    const put = (org: string, code: number, partition: number, count: PartitionCount): void => {
       ops.push({ type: 'put', key: sizeKey(org, code, partition), value: [count.gen, count.count] });
-    }
+    };
+    for (const counter of pending.list) put(counter.org, counter.code, counter.partition, counter);
+    this.journaled.forEach((_, org, code, partition) => {
+      if (pending.get(org, code, partition) === undefined) put(org, code, partition, this.counters.get(org, code, partition) ?? ZERO);
+    });
     const end = this.next;
     for (let n = this.first; n < end; n++) ops.push({ type: 'del', key: sizeJournalKey(n) });
     return {
@@ -220,23 +297,14 @@ export class AudienceSizes {
 
   /** Applies a committed tick's deltas in memory (before its requests are answered: D19 counts every ack). */
   apply(partition: number, deltas: SizeDeltas): void {
-    for (const { org, code, gen, delta } of deltas.deltas.values()) {
-      const partitions = this.partitionsOf(org, code);
-      const current = partitions.get(partition) ?? { gen: 0, count: 0 };
-      partitions.set(partition, applyDelta(current, gen, delta));
+    for (const { org, code, gen, delta } of deltas.deltas) {
+      const partitions = this.counters.partitions(org, code);
+      partitions.set(partition, applyDelta(partitions.get(partition) ?? ZERO, gen, delta));
     }
-  }
-
-  private partitionsOf(org: string, code: number): Map<number, PartitionCount> {
-    const id = counterId(org, code);
-    let partitions = this.counters.get(id);
-    if (partitions === undefined) {
-      partitions = new Map();
-      this.counters.set(id, partitions);
-    }
-    return partitions;
   }
 }
+
+const ZERO: PartitionCount = { gen: 0, count: 0 };
 
 /** A newer generation restarts the count at 0; a delta of an older generation is dropped (its tick was stale). */
 function applyDelta(current: PartitionCount, gen: number, delta: number): PartitionCount {
@@ -246,11 +314,3 @@ function applyDelta(current: PartitionCount, gen: number, delta: number): Partit
   return { gen, count: current.count + delta };
 }
 
-function counterId(org: string, code: number): string {
-  return `${org}\u0000${code}`;
-}
-
-/** One partition's counter of a cohort. */
-function countId(org: string, code: number, partition: number): string {
-  return `${counterId(org, code)}\u0000${partition}`;
-}

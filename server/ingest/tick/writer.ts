@@ -13,7 +13,7 @@
 // The size counters the batch's groups changed are written once per batch, after the groups' writes (sizes.ts).
 
 import type { BatchOp, Store } from '../../store/contract.js';
-import type { CounterWrites, PendingCounts } from './sizes.js';
+import { PendingCounts, type CounterWrites } from './sizes.js';
 
 export interface GroupWrite {
   /**
@@ -77,7 +77,7 @@ export class GroupWriter {
   /** Writes the groups as one batch and commits them; answers the failure instead when the batch was not written. */
   private async attempt(waiting: readonly Waiting[]): Promise<{ error: unknown } | undefined> {
     try {
-      const pending: PendingCounts = new Map();
+      const pending = new PendingCounts();
       const ops: BatchOp[] = [];
       for (const { job } of waiting) for (const op of job.ops(pending)) ops.push(op);
       const counts = this.counters.batchOps(pending);
