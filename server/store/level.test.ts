@@ -52,6 +52,29 @@ describe('LevelDB store', () => {
     }
   });
 
+  it('writes a batch of puts and deletes as one; one given while the store closes is written first, one given after is refused', async () => {
+    const { dir, store, cleanup } = await openTemp();
+    try {
+      await store.batch([
+        { type: 'put', key: 'k!1', value: { n: 1 } },
+        { type: 'put', key: 'k!2', value: new Uint8Array([1, 2, 3]) },
+      ]);
+      const during = store.batch([
+        { type: 'del', key: 'k!1' },
+        { type: 'put', key: 'k!3', value: 'three' },
+      ]);
+      const closing = store.close();
+      await during;
+      await closing;
+      await expect(store.batch([{ type: 'put', key: 'k!4', value: 4 }])).rejects.toThrow();
+      const again = await openLevelStore(dir);
+      expect(await again.getMany(['k!1', 'k!2', 'k!3', 'k!4'])).toEqual([undefined, new Uint8Array([1, 2, 3]), 'three', undefined]);
+      await again.close();
+    } finally {
+      await cleanup();
+    }
+  });
+
   it("reports LevelDB's memory estimate, which grows with what the memtable holds, and none once closed", async () => {
     const { store, cleanup } = await openTemp();
     try {
