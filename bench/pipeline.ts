@@ -2,7 +2,8 @@
 // starts them): no HTTP, no route, no identity resolution, no load generator sharing the cores. A closed loop keeps
 // K appends in flight (one event each, the HTTP benchmark's track events for random users of a seeded population,
 // the bench's 100 cohorts, no imported data), for several K, and reports per K the appends per second, the
-// process's CPU per append (every thread: main, owners, LevelDB's, V8's) and its main thread's, and events per group.
+// process's CPU per append (every thread: main, owners, LevelDB's, V8's), its main thread's and its busiest other
+// thread's (the partition owner with one), and events per group.
 // A group's CPU grows with its events: the least-squares line over the runs splits the cost into a part per group
 // (a task to each owner and back, one store batch, the bookkeeping around them) and a part per event, which is what
 // sets the price of an append at the group sizes the HTTP benchmark reaches (bench/README.md's usage table).
@@ -44,9 +45,10 @@ export const DEFAULT_PIPELINE_BENCH: PipelineBenchOptions = { users: 5_000, inFl
 export interface PipelineRun {
   readonly inFlight: number;
   readonly appendsPerSecond: number;
-  /** Microseconds of CPU per append: the process (every thread), its main thread. */
+  /** Microseconds of CPU per append: the process (every thread), its main thread, its busiest other thread (the owner). */
   readonly cpuUs: number;
   readonly mainCpuUs: number;
+  readonly busiestOtherCpuUs: number;
   readonly eventsPerGroup: number;
   /** Microseconds of CPU per group: the process, its main thread. */
   readonly groupCpuUs: number;
@@ -105,13 +107,16 @@ export async function runPipelineBench(overrides: Partial<PipelineBenchOptions> 
         const appends = events.take(inFlight === 1 ? Math.max(1, Math.floor(settings.appends / 5)) : settings.appends);
         const groupsBefore = groups;
         const cpuBefore = process.cpuUsage();
-        const mainBefore = (await threadCpuTicks(process.pid)).main;
+        const threadsBefore = await threadCpuTicks(process.pid);
         const start = performance.now();
         await loop(inFlight, appends);
         const count = appends.length;
         const seconds = (performance.now() - start) / 1000;
         const cpu = process.cpuUsage(cpuBefore);
-        const mainUs = (((await threadCpuTicks(process.pid)).main - mainBefore) / TICKS) * 1e6;
+        const threadsAfter = await threadCpuTicks(process.pid);
+        const mainUs = ((threadsAfter.main - threadsBefore.main) / TICKS) * 1e6;
+        let busiestTicks = 0;
+        for (const [tid, ticks] of threadsAfter.others) busiestTicks = Math.max(busiestTicks, ticks - (threadsBefore.others.get(tid) ?? 0));
         const cpuUs = cpu.user + cpu.system;
         const groupCount = Math.max(1, groups - groupsBefore);
         const result: PipelineRun = {
@@ -119,6 +124,7 @@ export async function runPipelineBench(overrides: Partial<PipelineBenchOptions> 
           appendsPerSecond: count / seconds,
           cpuUs: cpuUs / count,
           mainCpuUs: mainUs / count,
+          busiestOtherCpuUs: ((busiestTicks / TICKS) * 1e6) / count,
           eventsPerGroup: count / groupCount,
           groupCpuUs: cpuUs / groupCount,
           groupMainCpuUs: mainUs / groupCount,
@@ -189,7 +195,7 @@ function costLine(points: readonly (readonly [number, number])[]): CostLine | un
 function formatRun(r: PipelineRun): string {
   return (
     `${String(r.inFlight).padStart(3)} in flight: ${Math.round(r.appendsPerSecond).toLocaleString('en-US')} appends/s, ` +
-    `CPU ${Math.round(r.cpuUs)} us/append (main thread ${Math.round(r.mainCpuUs)}), ` +
+    `CPU ${Math.round(r.cpuUs)} us/append (main thread ${Math.round(r.mainCpuUs)}, busiest other ${Math.round(r.busiestOtherCpuUs)}), ` +
     `${r.eventsPerGroup.toFixed(1)} events/group, ${Math.round(r.groupCpuUs)} us/group (main ${Math.round(r.groupMainCpuUs)})`
   );
 }
@@ -223,11 +229,11 @@ async function main(): Promise<void> {
   const result = await runPipelineBench(parseArgs(process.argv.slice(2)), (line) => console.log(line));
   const byK = new Map<number, PipelineRun[]>();
   for (const run of result.runs) byK.set(run.inFlight, [...(byK.get(run.inFlight) ?? []), run]);
-  console.log('\n| in flight | appends/s | CPU per append | main thread per append | events per group |');
-  console.log('|---|---|---|---|---|');
+  console.log('\n| in flight | appends/s | CPU per append | main thread per append | busiest other thread per append | events per group |');
+  console.log('|---|---|---|---|---|---|');
   for (const [k, runs] of byK) {
     const m = (pick: (run: PipelineRun) => number): number => median(runs.map(pick));
-    console.log(`| ${k} | ${Math.round(m((r) => r.appendsPerSecond)).toLocaleString('en-US')} | ${Math.round(m((r) => r.cpuUs))} µs | ${Math.round(m((r) => r.mainCpuUs))} µs | ${m((r) => r.eventsPerGroup).toFixed(1)} |`);
+    console.log(`| ${k} | ${Math.round(m((r) => r.appendsPerSecond)).toLocaleString('en-US')} | ${Math.round(m((r) => r.cpuUs))} µs | ${Math.round(m((r) => r.mainCpuUs))} µs | ${Math.round(m((r) => r.busiestOtherCpuUs))} µs | ${m((r) => r.eventsPerGroup).toFixed(1)} |`);
   }
   if (result.process !== undefined && result.main !== undefined) {
     const line = (cost: CostLine): string => `${Math.round(cost.perGroupUs)} µs per group + ${Math.round(cost.perEventUs)} µs per event`;

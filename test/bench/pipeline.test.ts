@@ -12,6 +12,7 @@ describe('pipeline bench', () => {
       expect(run.eventsPerGroup).toBeGreaterThan(0);
       expect(run.eventsPerGroup).toBeLessThanOrEqual(run.inFlight);
       expect(run.cpuUs).toBeGreaterThan(0);
+      expect(run.busiestOtherCpuUs).toBeGreaterThanOrEqual(0);
       expect(run.groupCpuUs).toBeCloseTo(run.cpuUs * run.eventsPerGroup, 6);
     }
     // One event per group with one append in flight: every group of those runs is a single append.
