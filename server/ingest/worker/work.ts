@@ -263,7 +263,8 @@ function runUser(plan: Plan, user: WorkUser, residents: Residents, cache: PlanCa
   const deadlineBefore = nextDeadline(plan, state);
   let caughtUp: Transition[] | undefined;
   if (user.catchup !== undefined) caughtUp = catchUp(plan, state, user.catchup, missing, previous, ctx, cache);
-  const current = membershipsOf(state);
+  // Without a catch-up nothing has moved since `previous` was read.
+  const current = caughtUp === undefined ? previous : membershipsOf(state);
   const steps: StepResult[] = [];
   for (const step of user.steps) {
     if (step.kind === 'events') {
