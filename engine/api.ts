@@ -21,17 +21,26 @@ export interface ConnectionRow {
 /**
  * Read-only lookups of one user's imported data, provided by the caller (E13, E14). Answers are taken as constant for
  * the duration of one `segment` / `evaluateAt` call (each question may be asked once, or not at all when its answer
- * cannot matter); a rows list must not be changed once returned. New data comes with the next call.
+ * cannot matter); a rows list must not be changed once returned. New data comes with the next call, or in a new
+ * object for a `constant` one.
  */
 export interface SegmentContext {
   inImportedSegment(relation: '2nd' | '3rd', provider: string, segment: string): boolean;
   connectionRows(provider: string): readonly ConnectionRow[];
+  /**
+   * True when this object's answers never change (a snapshot of the user's data, or none): while the same object
+   * comes with a user's next call, a cohort whose last decision read only such answers (imported segments,
+   * connections rows counted over a fixed window, E13, E14) and none of whose slot clauses changed keeps that
+   * decision instead of asking again. Absent or false: asked again at every event (E13).
+   */
+  readonly constant?: boolean;
 }
 
 /** A context for users with no imported data. */
 export const EMPTY_CONTEXT: SegmentContext = {
   inImportedSegment: () => false,
   connectionRows: () => [],
+  constant: true,
 };
 
 /** A cohort handed to the compiler: its short code and its validated query. */

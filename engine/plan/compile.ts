@@ -105,6 +105,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
   const dependents: number[][] = slots.map(() => []);
   const compiled: CompiledCohort[] = order.map((code, position) => {
     let volatile = false;
+    let timeless = true;
     const start = clauseTests.length;
     const groupEnds: number[] = [];
     for (const group of (byCode.get(code) as CohortDefinition).query.and) {
@@ -124,6 +125,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
         const request = slotRequestOf(clause, fingerprints);
         if (request === undefined) {
           volatile = true;
+          if (!readsContextAlone(clause)) timeless = false;
           clauseVolatile.push(1);
           clauseSticky.push(NOT_STICKY);
           clauseFinalAbove.push(Number.POSITIVE_INFINITY);
@@ -143,7 +145,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
       }
       groupEnds.push(clauseTests.length);
     }
-    return { code, start, end: clauseTests.length, groupEnds: Int32Array.from(groupEnds), volatile };
+    return { code, start, end: clauseTests.length, groupEnds: Int32Array.from(groupEnds), volatile, timeless };
   });
 
   // Event index: event name -> groups of slots sharing one `where` evaluation.
@@ -359,6 +361,17 @@ function compileSlotClause(clause: Clause, slot: SlotDef): ClauseTest {
 }
 
 /** Clauses answered by the context at each event (E13, E14). */
+/**
+ * Whether a context clause's answer depends on the context alone: imported segments (E13), and connections rows
+ * counted over all time, `first N`, `last N` or a fixed window (E14). Rows judged against now, the session or the view
+ * (`the_last`, `this_session`, `current_view`) also depend on the user's clock.
+ */
+function readsContextAlone(clause: Clause): boolean {
+  if (clause.kind !== 'connections') return true;
+  const kind = clause.during?.kind;
+  return kind !== 'the_last' && kind !== 'this_session' && kind !== 'current_view';
+}
+
 function compileContextClause(clause: Clause, memo: ContextMemo): ClauseTest {
   switch (clause.kind) {
     case 'membership': {

@@ -28,6 +28,12 @@ export interface CompiledCohort {
   readonly groupEnds: Int32Array;
   /** Has a clause reading the context (imported segments, connections rows): evaluated at every event. */
   readonly volatile: boolean;
+  /**
+   * Every context clause of it answers from the context alone, not from the user's clock, session or view (imported
+   * segments; connections rows over all time, `first N`, `last N` or a fixed window): with the same constant
+   * context (api.ts) and no stale clause, its last decision stands.
+   */
+  readonly timeless: boolean;
 }
 
 /** Slots that hear events of one name and share one `where` evaluation per event. */
@@ -107,6 +113,8 @@ export class Plan {
   readonly exited: readonly Int32Array[];
   /** @internal Positions of cohorts evaluated at every event. */
   readonly volatile: Uint8Array;
+  /** @internal Per cohort position: 1 when its context clauses read the context alone (CompiledCohort.timeless). */
+  readonly timeless: Uint8Array;
   /** @internal Context answers shared by the clauses within one call (started by segment / evaluateAt). */
   readonly contextMemo: ContextMemo;
   /**
@@ -167,6 +175,7 @@ export class Plan {
     this.viewSlots = indexesWhere(this.slots, (slot) => slot.resetsOnView);
     this.timedSlots = indexesWhere(this.slots, (slot) => slot.timed);
     this.volatile = Uint8Array.from(this.cohorts.map((cohort) => (cohort.volatile ? 1 : 0)));
+    this.timeless = Uint8Array.from(this.cohorts.map((cohort) => (cohort.timeless ? 1 : 0)));
     this.cohortStart = Int32Array.from(this.cohorts.map((cohort) => cohort.start));
     this.cohortGroups = Int32Array.from(offsetsOf(this.cohorts.map((cohort) => cohort.groupEnds.length)));
     this.groupEnds = Int32Array.from(this.cohorts.flatMap((cohort) => Array.from(cohort.groupEnds)));

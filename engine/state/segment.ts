@@ -25,12 +25,19 @@ export function segment(plan: Plan, state: UserState, events: readonly EngineEve
   plan.contextMemo.startCall();
   try {
     const transitions = run(plan, state, events, ctx);
+    // Only a call that evaluated decided anything with `ctx`.
+    if (events.length > 0) state.context = ctx.constant === true ? ctx : undefined;
     return { state, transitions, memberships: membershipsOf(state) };
   } catch (error) {
-    // Every cohort is decided again at the next event (stale clauses stay stale, dirty marks stay set).
-    state.evaluateAll = true;
+    failed(state);
     throw error;
   }
+}
+
+/** After a call that threw: every cohort is decided again at the next event (stale clauses stay stale, dirty marks stay set). */
+function failed(state: UserState): void {
+  state.evaluateAll = true;
+  state.context = undefined;
 }
 
 /**
@@ -50,11 +57,11 @@ export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: Segme
     // D36 + D31: a derived session ends 30 minutes after its last event, even when the user is silent.
     if (sessionTimedOut(state)) endSession(plan, state);
     if (state.time >= state.nextExpiry) ageTimedSlots(plan, state);
-    evaluateCohorts(plan, state, ctx, transitions, -1, NO_PROPERTIES);
+    evaluateCohorts(plan, state, ctx, transitions, -1, NO_PROPERTIES, sameContext(state, ctx));
+    state.context = ctx.constant === true ? ctx : undefined;
     return { state, transitions, memberships: membershipsOf(state) };
   } catch (error) {
-    // Every cohort is decided again at the next event (stale clauses stay stale, dirty marks stay set).
-    state.evaluateAll = true;
+    failed(state);
     throw error;
   }
 }
@@ -154,11 +161,19 @@ function warmState(state: UserState): void {
   warmSink = sum;
 }
 
+/** Whether the cohorts were last decided with `ctx` and it is constant: those reading it alone keep their decisions. */
+function sameContext(state: UserState, ctx: SegmentContext): boolean {
+  return ctx.constant === true && state.context === ctx;
+}
+
 function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: SegmentContext): Transition[] {
   const transitions: Transition[] = [];
   const defs = plan.slots;
   const hot = plan.hot;
   warmState(state);
+  // After the first event the cohorts were decided with `ctx`: the same constant context for the rest of the call.
+  let same = sameContext(state, ctx);
+  const constant = ctx.constant === true;
 
   for (let e = 0; e < events.length; e++) {
     const event = events[e] as EngineEvent;
@@ -170,7 +185,8 @@ function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: 
       if (state.time >= state.nextExpiry) ageTimedSlots(plan, state);
       const hook = hot.byEvent.get(event.name);
       if (hook !== undefined) hook(state, event.properties);
-      evaluateCohorts(plan, state, ctx, transitions, e, event.properties);
+      evaluateCohorts(plan, state, ctx, transitions, e, event.properties, same);
+      same = constant;
       continue;
     }
     if ((changes & SESSION_CHANGED) !== 0) {
@@ -203,7 +219,8 @@ function run(plan: Plan, state: UserState, events: readonly EngineEvent[], ctx: 
         }
       }
     }
-    evaluateCohorts(plan, state, ctx, transitions, e, event.properties);
+    evaluateCohorts(plan, state, ctx, transitions, e, event.properties, same);
+    same = constant;
   }
   return transitions;
 }
@@ -231,6 +248,8 @@ function ageTimedSlots(plan: Plan, state: UserState): void {
  * Re-evaluates, in dependency order (E12), the cohorts whose clauses' slots changed plus every context-reading one
  * (all of them after a new binding), and appends their transitions (at `eventIndex`, ordered by code, E19).
  * `properties` are what a transition clause's `where` sees: the event's, or none for a re-evaluation (E20).
+ * `sameContext`: the last decisions were made with this same constant `ctx` (api.ts): a cohort decided by it alone
+ * (plan.timeless) with no clause gone stale keeps its decision.
  */
 function evaluateCohorts(
   plan: Plan,
@@ -239,8 +258,10 @@ function evaluateCohorts(
   transitions: Transition[],
   eventIndex: number,
   properties: Readonly<Record<string, unknown>>,
+  sameContext: boolean,
 ): void {
   const cohorts = plan.cohorts;
+  const timeless = plan.timeless;
   const defs = plan.slots;
   // Membership by cohort position at `p`; the cohort's state (COHORT_RECHECK | COHORT_DIRTY) at `cohortBase + p`.
   const flags = state.flags;
@@ -251,7 +272,7 @@ function evaluateCohorts(
   for (let p = 0; p < cohorts.length; p++) {
     // Decided when a clause went stale, or at every event while its last decision read the context.
     const cohortState = flags[cohortBase + p] as number;
-    if (cohortState === 0 && !all) continue;
+    if (!all && (cohortState === 0 || (cohortState === COHORT_RECHECK && sameContext && timeless[p] === 1))) continue;
     const decision = cohortState === COHORT_RECHECK && !all ? decideByContext(plan, state, ctx, p) : decideCohort(plan, state, ctx, p);
     flags[cohortBase + p] = (decision & SETTLED) !== 0 ? 0 : COHORT_RECHECK;
     const holds = decision & HOLDS;

@@ -1,6 +1,7 @@
 // A user's state: session/view trackers (E1–E3), slot data keyed by slot id, current memberships, and which slots
 // were created after the user already had history (to be backfilled). Bound lazily to one plan at a time.
 
+import type { SegmentContext } from '../api.js';
 import type { Plan } from '../plan/plan.js';
 import type { SlotStore } from './slots/types.js';
 
@@ -65,6 +66,12 @@ export class UserState implements SlotStore {
   /** Evaluate every cohort at the next event (first event, or a new binding). */
   evaluateAll = true;
   /**
+   * The constant context (api.ts) the cohorts were last decided with, or undefined (not constant, none yet, a new
+   * binding, a failed call); not encoded. Passed again, the cohorts whose context clauses read it alone keep their
+   * decisions (segment.ts).
+   */
+  context: SegmentContext | undefined = undefined;
+  /**
    * Packed (`packState`): the numbers that differ from an empty state's and the flags (two to a byte), in one buffer,
    * while `nums` and `flags` are empty; every engine entry unpacks it first (`bindState`). Undefined: not packed.
    */
@@ -89,6 +96,7 @@ export function forgetClauseResults(state: UserState, plan: Plan): void {
   state.flags.fill(CLAUSE_STALE, plan.cohorts.length, cohortBase);
   state.flags.fill(0, cohortBase);
   state.evaluateAll = true;
+  state.context = undefined;
 }
 
 /**

@@ -147,6 +147,8 @@ function contextOf(segments: readonly string[], rows: Readonly<Record<string, re
     rows,
     inImportedSegment: (relation, provider, segment) => segments.includes(`${relation}/${provider}/${segment}`),
     connectionRows: (provider) => rows[provider] ?? [],
+    // Never changed once made (changeContext makes a new one): the engine keeps decisions that read it alone.
+    constant: true,
   };
 }
 

@@ -196,6 +196,8 @@ export class SampleGenerator {
     return {
       inImportedSegment: (relation, provider, segment) => provider === 'p' && (relation === '3rd' ? third : second).has(segment),
       connectionRows: (provider) => (provider === 'crm' ? rows : none),
+      // Fixed once made, as a caller's snapshot of a user's imported data (engine/api.ts).
+      constant: true,
     };
   }
 }

@@ -65,4 +65,5 @@ export function contextFromData(data: ContextData): SegmentContext {
 }
 
 const NO_ROWS: readonly ConnectionRow[] = Object.freeze([]);
-const NO_DATA: SegmentContext = { inImportedSegment: () => false, connectionRows: () => NO_ROWS };
+/** Shared by every user without imported data, and constant (engine/api.ts): decisions that read it alone stand. */
+const NO_DATA: SegmentContext = { inImportedSegment: () => false, connectionRows: () => NO_ROWS, constant: true };
