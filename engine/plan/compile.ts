@@ -360,7 +360,6 @@ function compileSlotClause(clause: Clause, slot: SlotDef): ClauseTest {
   }
 }
 
-/** Clauses answered by the context at each event (E13, E14). */
 /**
  * Whether a context clause's answer depends on the context alone: imported segments (E13), and connections rows
  * counted over all time, `first N`, `last N` or a fixed window (E14). Rows judged against now, the session or the view
@@ -372,6 +371,7 @@ function readsContextAlone(clause: Clause): boolean {
   return kind !== 'the_last' && kind !== 'this_session' && kind !== 'current_view';
 }
 
+/** Clauses answered by the context at each event (E13, E14). */
 function compileContextClause(clause: Clause, memo: ContextMemo): ClauseTest {
   switch (clause.kind) {
     case 'membership': {

@@ -34,7 +34,10 @@ export function segment(plan: Plan, state: UserState, events: readonly EngineEve
   }
 }
 
-/** After a call that threw: every cohort is decided again at the next event (stale clauses stay stale, dirty marks stay set). */
+/**
+ * After a call that threw: every cohort is decided again at the next event (stale clauses stay stale, dirty marks
+ * stay set), and no context counts as the one they were decided with.
+ */
 function failed(state: UserState): void {
   state.evaluateAll = true;
   state.context = undefined;
