@@ -26,7 +26,7 @@ export function segment(plan: Plan, state: UserState, events: readonly EngineEve
   try {
     const transitions = run(plan, state, events, ctx);
     // Only a call that evaluated decided anything with `ctx`.
-    if (events.length > 0) state.context = ctx.constant === true ? ctx : undefined;
+    if (events.length > 0) decidedWith(state, ctx);
     return { state, transitions, memberships: membershipsOf(state) };
   } catch (error) {
     failed(state);
@@ -61,7 +61,7 @@ export function evaluateAt(plan: Plan, state: UserState, now: number, ctx: Segme
     if (sessionTimedOut(state)) endSession(plan, state);
     if (state.time >= state.nextExpiry) ageTimedSlots(plan, state);
     evaluateCohorts(plan, state, ctx, transitions, -1, NO_PROPERTIES, sameContext(state, ctx));
-    state.context = ctx.constant === true ? ctx : undefined;
+    decidedWith(state, ctx);
     return { state, transitions, memberships: membershipsOf(state) };
   } catch (error) {
     failed(state);
@@ -162,6 +162,11 @@ function warmState(state: UserState): void {
   for (let i = 0; i < nums.length; i += 8) sum += nums[i] as number;
   for (let i = 0; i < flags.length; i += 64) sum += flags[i] as number;
   warmSink = sum;
+}
+
+/** The cohorts were just decided with `ctx`: remembered when it is constant (sameContext), else forgotten. */
+function decidedWith(state: UserState, ctx: SegmentContext): void {
+  state.context = ctx.constant === true ? ctx : undefined;
 }
 
 /** Whether the cohorts were last decided with `ctx` and it is constant: those reading it alone keep their decisions. */

@@ -52,7 +52,7 @@ describe('LevelDB store', () => {
     }
   });
 
-  it('writes a batch of puts and deletes as one; one given while the store closes is written first, one given after is refused', async () => {
+  it('writes a batch of puts and deletes as one; one still pending when the store starts closing is written first, one given after is refused', async () => {
     const { dir, store, cleanup } = await openTemp();
     try {
       await store.batch([

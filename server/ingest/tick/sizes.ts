@@ -34,8 +34,9 @@ interface PendingCount extends CounterName {
 }
 
 /**
- * Values by counter: organization, then cohort code, then partition. Numbers below the organization: a lookup builds
- * no key string (a tick looks counters up for every membership change of every event).
+ * Values by organization, then cohort code, then a number (the partition; for a tick's deltas, the generation).
+ * Numbers below the organization: a lookup builds no key string (a tick looks counters up for every membership
+ * change of every event).
  */
 class CounterTable<V> {
   private readonly orgs = new Map<string, Map<number, Map<number, V>>>();
@@ -44,8 +45,8 @@ class CounterTable<V> {
     return this.orgs.get(org)?.get(code)?.get(partition);
   }
 
-  /** The cohort's values by partition, made empty when missing. */
-  partitions(org: string, code: number): Map<number, V> {
+  /** The cohort's values by the third key, made empty when missing. */
+  row(org: string, code: number): Map<number, V> {
     let codes = this.orgs.get(org);
     if (codes === undefined) this.orgs.set(org, (codes = new Map()));
     let partitions = codes.get(code);
@@ -53,8 +54,8 @@ class CounterTable<V> {
     return partitions;
   }
 
-  /** The cohort's values by partition, if any. */
-  partitionsIf(org: string, code: number): Map<number, V> | undefined {
+  /** The cohort's values by the third key, if any. */
+  rowIf(org: string, code: number): Map<number, V> | undefined {
     return this.orgs.get(org)?.get(code);
   }
 
@@ -88,7 +89,7 @@ export class PendingCounts {
       return;
     }
     const entry = { org, code, partition, gen, count };
-    this.index.partitions(org, code).set(partition, entry);
+    this.index.row(org, code).set(partition, entry);
     this.list.push(entry);
   }
 }
@@ -131,22 +132,17 @@ interface SizeDelta {
 export class SizeDeltas {
   /** In the order first added. */
   readonly deltas: SizeDelta[] = [];
-  /** By organization and code: that cohort's deltas (one per generation; almost always one). */
-  private readonly index = new Map<string, Map<number, SizeDelta[]>>();
+  /** The same deltas by organization, code and generation. */
+  private readonly index = new CounterTable<SizeDelta>();
 
   add(org: string, code: number, gen: number, delta: number): void {
-    let codes = this.index.get(org);
-    if (codes === undefined) this.index.set(org, (codes = new Map()));
-    let byGen = codes.get(code);
-    if (byGen === undefined) codes.set(code, (byGen = []));
-    for (const known of byGen) {
-      if (known.gen === gen) {
-        known.delta += delta;
-        return;
-      }
+    const known = this.index.get(org, code, gen);
+    if (known !== undefined) {
+      known.delta += delta;
+      return;
     }
     const entry = { org, code, gen, delta };
-    byGen.push(entry);
+    this.index.row(org, code).set(gen, entry);
     this.deltas.push(entry);
   }
 
@@ -193,7 +189,7 @@ export class AudienceSizes {
       if (parsed === undefined) continue;
       const count = typeof value === 'number' ? { gen: 0, count: value } : Array.isArray(value) ? { gen: Number(value[0]), count: Number(value[1]) } : undefined;
       if (count === undefined || !Number.isFinite(count.gen) || !Number.isFinite(count.count)) continue;
-      sizes.counters.partitions(parsed.org, parsed.code).set(parsed.partition, count);
+      sizes.counters.row(parsed.org, parsed.code).set(parsed.partition, count);
     }
     let first: number | undefined;
     for await (const [storeKey, value] of store.iterate<JournalEntry>({ gte: SIZE_JOURNAL_PREFIX, lt: prefixEnd(SIZE_JOURNAL_PREFIX) })) {
@@ -208,8 +204,8 @@ export class AudienceSizes {
         for (let j = 0; j + 3 < counts.length; j += 4) {
           const [code, partition, gen, count] = counts.slice(j, j + 4) as number[];
           if (![code, partition, gen, count].every(Number.isFinite)) continue;
-          sizes.counters.partitions(org, code as number).set(partition as number, { gen: gen as number, count: count as number });
-          sizes.journaled.partitions(org, code as number).set(partition as number, true);
+          sizes.counters.row(org, code as number).set(partition as number, { gen: gen as number, count: count as number });
+          sizes.journaled.row(org, code as number).set(partition as number, true);
         }
       }
     }
@@ -219,7 +215,7 @@ export class AudienceSizes {
 
   /** The exact total over partitions of the counters of generation `gen` (0 for a cohort nobody entered). */
   total(org: string, code: number, gen: number): number {
-    const partitions = this.counters.partitionsIf(org, code);
+    const partitions = this.counters.rowIf(org, code);
     if (partitions === undefined) return 0;
     let total = 0;
     for (const count of partitions.values()) if (count.gen === gen) total += count.count;
@@ -235,7 +231,7 @@ export class AudienceSizes {
 
   /** The cohort's counter in each partition (a cluster node sums those of its own partitions, issue 15). */
   countsOf(org: string, code: number): ReadonlyMap<number, { readonly gen: number; readonly count: number }> {
-    return this.counters.partitionsIf(org, code) ?? NO_COUNTS;
+    return this.counters.rowIf(org, code) ?? NO_COUNTS;
   }
 
   /**
@@ -271,7 +267,7 @@ export class AudienceSizes {
         ops: [{ type: 'put', key: sizeJournalKey(n), value }],
         written: () => {
           this.next = n + 1;
-          for (const { org, code, partition } of pending.list) this.journaled.partitions(org, code).set(partition, true);
+          for (const { org, code, partition } of pending.list) this.journaled.row(org, code).set(partition, true);
         },
       };
     }
@@ -298,7 +294,7 @@ export class AudienceSizes {
   /** Applies a committed tick's deltas in memory (before its requests are answered: D19 counts every ack). */
   apply(partition: number, deltas: SizeDeltas): void {
     for (const { org, code, gen, delta } of deltas.deltas) {
-      const partitions = this.counters.partitions(org, code);
+      const partitions = this.counters.row(org, code);
       partitions.set(partition, applyDelta(partitions.get(partition) ?? ZERO, gen, delta));
     }
   }
