@@ -13,12 +13,14 @@ import { defaultContextCacheBytes } from '../../server/domain/imports/index.js';
 import { describeKeys, serveUrl } from './init.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
 import { coalesceLines } from '../../server/log.js';
+import { DEFAULT_HELPER_NICE, lowerHelperThreads } from '../../server/thread-priority.js';
 
 interface ServeOptions {
   data: string;
   port: string;
   host: string;
   threads?: string;
+  helperNice: string;
   tlsCert?: string;
   tlsKey?: string;
   trustProxy?: boolean;
@@ -64,6 +66,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--port <port>', 'port to listen on (0 picks a free one)', '8080'))
     .addOption(envOption('--host <host>', 'address to listen on', '127.0.0.1'))
     .addOption(envOption('--threads <n>', `partition owners: piscina worker threads keeping users' states resident; 0 evaluates in the main thread (default ${defaultThreads()}: one per core beyond the first, at least one)`))
+    .addOption(envOption('--helper-nice <n>', "added to the nice value of every thread but the main one (partition owners, LevelDB's and V8's helpers): the main thread, which serves HTTP and builds every ingest group, wins a contended core; 0 leaves them equal (Linux)", String(DEFAULT_HELPER_NICE)))
     .addOption(envOption('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key'))
     .addOption(envOption('--tls-key <file>', 'TLS private key (PEM)'))
     .addOption(envOption('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)'))
@@ -94,6 +97,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const port = parseInteger(options.port, '--port', 0, 65535);
       const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
       const threads = options.threads === undefined ? defaultThreads() : parseInteger(options.threads, '--threads', 0, 256);
+      const helperNice = parseInteger(options.helperNice, '--helper-nice', 0, 19);
       const corsOrigins = parseCorsOrigins(options.corsOrigins);
       const legacyPort = options.legacyPort === undefined ? undefined : parseInteger(options.legacyPort, '--legacy-port', 0, 65535);
       if (options.metrics !== 'on' && options.metrics !== 'off') throw new CliError(`--metrics must be on or off, not "${options.metrics}"`, 2);
@@ -149,6 +153,8 @@ export function registerServeCommand(program: Command, io: CliIo): void {
           stdout(`cluster node ${node.nodeId} joined ${cluster.servers.join(',')}\n`);
           service = node;
         }
+        // The owners and the store's threads exist now; threads started later are lowered within a second.
+        const priority = lowerHelperThreads(helperNice);
         // Handlers go in before the announcement: whoever reads "listening on" may signal at once.
         const stopped = waitForStopSignal();
         stdout(`listening on ${service.url}\n`);
@@ -157,6 +163,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         await stopped;
         logger.message('info', 'stopping: finishing in-flight requests');
         await service.close();
+        priority.stop();
         logger.message('info', 'stopped');
       } finally {
         stdout.flush();

@@ -1,12 +1,15 @@
 // `audience init` and `audience serve` as real processes over temp data directories (operations.md, issue 2):
 // keys printed once and never stored in clear, re-init refused without change, health, clean stop, one owner per DIR.
 
+import { readdirSync } from 'node:fs';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { getPriority } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCliProcess, startCli, tempDir, type RunningCli } from '../support/processes.js';
 import { serveUrl } from '../../cli/commands/init.js';
+import { waitUntil } from '../support/wait.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const cleanups: Array<() => Promise<unknown>> = [];
@@ -122,6 +125,26 @@ describe('audience serve', () => {
     expect(second.code).toBe(1);
     expect(second.stderr).toMatch(/data directory is in use/);
     expect(second.stderr).not.toMatch(/\n\s+at /); // no stack trace
+  });
+
+  it('runs every thread but its main one --helper-nice lower, and refuses a value outside 0-19 with exit 2', async () => {
+    const data = await newDataDir();
+    const server = serve(['--data', data, '--port', '0', '--threads', '1', '--helper-nice', '7']);
+    await server.waitFor(/listening on/);
+    const pid = server.child.pid as number;
+    const base = getPriority(pid);
+    const others = (): number[] => readdirSync(`/proc/${pid}/task`).map(Number).filter((tid) => tid !== pid);
+    // Threads started after the announcement are lowered at the next sweep (every second).
+    await waitUntil(() => others().every((tid) => getPriority(tid) === Math.min(19, base + 7)), 'the helper threads lowered');
+    // The owner, libuv's pool (the store's reads and writes) and V8's helpers at least.
+    expect(others().length).toBeGreaterThan(4);
+    expect(getPriority(pid)).toBe(base);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+
+    const refused = await runCliProcess(['serve', '--data', await newDataDir(), '--port', '0', '--helper-nice', '20']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--helper-nice must be an integer from 0 to 19, not "20"/);
   });
 
   it('refuses a malformed --cors-origins entry with exit 2 before touching the data directory (D43)', async () => {
