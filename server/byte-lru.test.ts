@@ -65,6 +65,28 @@ describe('ByteLru', () => {
     expect(evicted).toEqual([]);
   });
 
+  it('a key set again grows in place: the others are evicted oldest first, never the entry just set', () => {
+    const { cache, evicted } = lru(10);
+    cache.set('a', 3);
+    cache.set('b', 3);
+    cache.set('c', 3);
+    cache.set('c', 4); // the most recent already: 10 bytes, nothing evicted
+    expect(cache.bytes).toBe(10);
+    expect(evicted).toEqual([]);
+    cache.set('a', 6); // a moves to the end; 13 bytes: b goes
+    expect(evicted).toEqual(['b']);
+    expect([...cache.values()]).toEqual([4, 6]);
+    expect(cache.bytes).toBe(10);
+    cache.set('a', 8); // 12 bytes: c goes
+    expect(evicted).toEqual(['b', 'c']);
+    expect([...cache.values()]).toEqual([8]);
+    expect(cache.bytes).toBe(8);
+    expect(cache.size).toBe(1);
+    cache.set('a', 20); // alone past the bound: kept
+    expect(cache.get('a')).toBe(20);
+    expect(cache.bytes).toBe(20);
+  });
+
   it('values keeps going when the caller deletes the entry it was given', () => {
     const { cache } = lru(100);
     for (const [key, value] of [['a', 1], ['b', 2], ['c', 3]] as const) cache.set(key, value);
