@@ -3,7 +3,7 @@
 // for a core whenever the partition owners, libuv's pool (LevelDB reads and writes), LevelDB's compaction thread or
 // V8's GC helpers hold them. Those threads run at a lower priority (a higher nice value) so that the main thread wins a
 // contended core; they still get every core nobody else wants. RocksDB lowers its compaction threads the same way
-// (`Env::LowerThreadPoolCPUPriority`). Measured: README "Threads".
+// (`Env::LowerThreadPoolCPUPriority`). Measured with bench/ab.ts: README, Performance.
 //
 // Linux keeps a nice value per thread (setpriority(PRIO_PROCESS, tid), which node's os.setPriority calls with the
 // thread id); the threads are listed in /proc/self/task, once at the start and then every `everyMs` (libuv's pool
