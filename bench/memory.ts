@@ -21,6 +21,8 @@ export interface MemoryPoint {
   readonly heapCommittedBytes?: number;
   /** LevelDB's estimate of its memtables and block cache (Store.memoryBytes); absent in results of older runs. */
   readonly storeMemoryBytes?: number;
+  /** The RSS's file-backed pages (LevelDB's mapped tables, the node binary); absent in results of older runs. */
+  readonly rssFileBytes?: number;
   /** Buffers outside the V8 heap (encoded states are Uint8Arrays). */
   readonly arrayBufferBytes: number;
   readonly bytesPerUser: number;
@@ -54,14 +56,14 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
       buffered += text;
       let newline: number;
       while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = JSON.parse(buffered.slice(0, newline)) as { kind: string; users: number; rssBytes: number; heapUsedBytes: number; heapCommittedBytes: number; arrayBufferBytes: number; storeMemoryBytes?: number; eventsPerSecond: number };
+        const line = JSON.parse(buffered.slice(0, newline)) as { kind: string; users: number; rssBytes: number; heapUsedBytes: number; heapCommittedBytes: number; arrayBufferBytes: number; storeMemoryBytes?: number; rssFileBytes?: number; eventsPerSecond: number };
         buffered = buffered.slice(newline + 1);
         if (line.kind === 'start') {
           base = line.rssBytes;
           progress(`  memory: RSS ${mb(base)} after warm-up (pid ${child.pid})`);
           continue;
         }
-        const point = { users: line.users, rssBytes: line.rssBytes, heapUsedBytes: line.heapUsedBytes, heapCommittedBytes: line.heapCommittedBytes, arrayBufferBytes: line.arrayBufferBytes, ...(line.storeMemoryBytes === undefined ? {} : { storeMemoryBytes: line.storeMemoryBytes }), bytesPerUser: (line.rssBytes - base) / line.users };
+        const point = { users: line.users, rssBytes: line.rssBytes, heapUsedBytes: line.heapUsedBytes, heapCommittedBytes: line.heapCommittedBytes, arrayBufferBytes: line.arrayBufferBytes, ...(line.storeMemoryBytes === undefined ? {} : { storeMemoryBytes: line.storeMemoryBytes }), ...(line.rssFileBytes === undefined ? {} : { rssFileBytes: line.rssFileBytes }), bytesPerUser: (line.rssBytes - base) / line.users };
         points.push(point);
         rate = line.eventsPerSecond;
         progress(`  ${point.users.toLocaleString('en')} users: RSS ${mb(point.rssBytes)}, heap ${mb(point.heapUsedBytes)} (of ${mb(point.heapCommittedBytes)}), buffers ${mb(point.arrayBufferBytes)}, ${point.bytesPerUser.toFixed(0)} B/user (${Math.round(rate).toLocaleString('en')} appends/s)`);

@@ -299,17 +299,19 @@ function mib(bytes: number | undefined): string {
 
 /**
  * Where each point's RSS is: the V8 heap (used, and its resident pages), array buffers, LevelDB's own estimate
- * (memtables, block cache) and the rest (other native memory: allocator arenas and free lists, the node binary).
+ * (memtables, block cache), file-backed pages (LevelDB's mapped tables, the node binary) and the rest (other native
+ * memory: the allocator's arenas and free lists, LevelDB's table indexes). A result without the file-backed figure
+ * (older runs) leaves that column empty and counts those pages in the rest.
  */
 function memoryTable(points: MemoryBenchResult['points']): string[] {
   const rest = (p: MemoryBenchResult['points'][number]): number | undefined =>
-    p.heapCommittedBytes === undefined || p.storeMemoryBytes === undefined ? undefined : p.rssBytes - p.heapCommittedBytes - p.arrayBufferBytes - p.storeMemoryBytes;
+    p.heapCommittedBytes === undefined || p.storeMemoryBytes === undefined ? undefined : p.rssBytes - p.heapCommittedBytes - p.arrayBufferBytes - p.storeMemoryBytes - (p.rssFileBytes ?? 0);
   return [
-    '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | rest of RSS | RSS bytes per user |',
-    '|---|---|---|---|---|---|---|---|',
+    '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | file-backed pages | rest of RSS | RSS bytes per user |',
+    '|---|---|---|---|---|---|---|---|---|',
     ...points.map(
       (p) =>
-        `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} |`,
+        `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(p.rssFileBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} |`,
     ),
     '',
   ];
@@ -320,7 +322,7 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const mem = o.value;
   out.push(
-    `Measured ${o.at}. A separate process runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes, the node binary).`,
+    `Measured ${o.at}. A separate process runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
     '',
     ...memoryTable(mem.points),
   );
