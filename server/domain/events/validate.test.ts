@@ -96,6 +96,11 @@ describe('validateTrackBody (D29)', () => {
       [{ name: 'x', user_id: USER, properties: { a: { $nested: 1 } } }, 'properties.a.$nested'],
       [{ name: 'x', user_id: USER, properties: { list: [{ ok: 1 }, { Bad: 2 }] } }, 'properties.list[1].Bad'],
       [{ name: 'x', user_id: USER, properties: { $: 1 } }, 'properties.$'],
+      // The first pass (no paths built) and the one that names the path agree on what is wrong, at any depth.
+      [{ name: 'x', user_id: USER, properties: JSON.parse('{"ok": 1, "__proto__": {"fine": [1], "Bad": 2}}') }, 'properties.__proto__.Bad'],
+      [{ name: 'x', user_id: USER, properties: { ok: 'a', n: Number.NaN } }, 'properties.n'],
+      [{ name: 'x', user_id: USER, properties: { list: [1, [2, [Number.POSITIVE_INFINITY]]] } }, 'properties.list[1][1][0]'],
+      [{ name: 'x', user_id: USER, properties: { a: [{ ok: null }, { f: () => 1 }] } }, 'properties.a[1].f'],
       [{ name: 'x', user_id: USER, time: 'yesterday' }, 'time'],
       [{ name: 'x', user_id: USER, time: '2026-11-20T12:00:00' }, 'time'],
       [{ name: 'x', user_id: USER, time: 1_700_000_000_000 }, 'time'],

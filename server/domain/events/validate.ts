@@ -89,8 +89,40 @@ function present(value: unknown): boolean {
   return value !== undefined && value !== null;
 }
 
-/** Keys `[a-z0-9_]+` at every depth, `$`-prefixed keys at the top level only (D29); values are JSON values. */
+/**
+ * Keys `[a-z0-9_]+` at every depth, `$`-prefixed keys at the top level only (D29); values are JSON values. Checked
+ * first without building any path (every accepted event pays only for the walk), then, for a body that fails, again
+ * with the paths, to name the first problem.
+ */
 function checkProperties(object: Record<string, unknown>, path: string, depth: number): void {
+  if (propertiesValid(object, depth)) return;
+  describeProperties(object, path, depth);
+}
+
+/** Whether checkProperties accepts `object` at `depth`, with no allocation (keys by for-in, own ones only). */
+function propertiesValid(object: Record<string, unknown>, depth: number): boolean {
+  if (depth > MAX_PROPERTY_DEPTH) return false;
+  for (const name in object) {
+    if (!Object.hasOwn(object, name)) continue;
+    if (!(depth === 1 && TOP_LEVEL_PLATFORM_KEY.test(name)) && !PROPERTY_KEY.test(name)) return false;
+    if (!valueValid(object[name], depth)) return false;
+  }
+  return true;
+}
+
+function valueValid(value: unknown, depth: number): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value);
+  if (Array.isArray(value)) {
+    if (depth + 1 > MAX_PROPERTY_DEPTH) return false;
+    for (let i = 0; i < value.length; i++) if (!valueValid(value[i], depth + 1)) return false;
+    return true;
+  }
+  return isPlainObject(value) && propertiesValid(value, depth + 1);
+}
+
+/** checkProperties' second pass: throws the first problem, named by its path. */
+function describeProperties(object: Record<string, unknown>, path: string, depth: number): void {
   if (depth > MAX_PROPERTY_DEPTH) throw badBody(`${path}: nested more than ${MAX_PROPERTY_DEPTH} levels deep`);
   for (const [name, value] of Object.entries(object)) {
     const childPath = `${path}.${name}`;
@@ -98,11 +130,11 @@ function checkProperties(object: Record<string, unknown>, path: string, depth: n
     if (!platform && !PROPERTY_KEY.test(name)) {
       throw badBody(`${childPath}: property names may only hold a-z, 0-9 and _ (or start with $ at the top level)`);
     }
-    checkValue(value, childPath, depth);
+    describeValue(value, childPath, depth);
   }
 }
 
-function checkValue(value: unknown, path: string, depth: number): void {
+function describeValue(value: unknown, path: string, depth: number): void {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw badBody(`${path}: expected a finite number`);
@@ -110,11 +142,11 @@ function checkValue(value: unknown, path: string, depth: number): void {
   }
   if (Array.isArray(value)) {
     if (depth + 1 > MAX_PROPERTY_DEPTH) throw badBody(`${path}: nested more than ${MAX_PROPERTY_DEPTH} levels deep`);
-    value.forEach((item, index) => checkValue(item, `${path}[${index}]`, depth + 1));
+    value.forEach((item, index) => describeValue(item, `${path}[${index}]`, depth + 1));
     return;
   }
   if (isPlainObject(value)) {
-    checkProperties(value, path, depth + 1);
+    describeProperties(value, path, depth + 1);
     return;
   }
   throw badBody(`${path}: expected a JSON value`);

@@ -41,7 +41,9 @@ export function checkAgainstSchema(
 ): SchemaCheck {
   const existing: FieldType | undefined =
     schema === undefined ? undefined : { type: 'object', properties: schema.properties };
-  const next = checkValue(existing, properties, 'properties');
+  // Checked without building paths (an accepted event allocates none); a mismatch is found again with its path.
+  let next = checkValue(existing, properties, undefined);
+  if (isMismatch(next)) next = checkValue(existing, properties, 'properties');
   if (isMismatch(next)) return { ok: false, ...next };
   const nextProperties = next !== undefined && next.type === 'object' ? next.properties : {};
   const changed = schema === undefined || nextProperties !== schema.properties;
@@ -66,11 +68,14 @@ export function typeNameOf(value: unknown): TypeName | undefined {
   }
 }
 
-/** The (possibly grown) type of `value` given what is known so far; the same object when nothing changed. */
-function checkValue(existing: FieldType | undefined, value: unknown, path: string): FieldType | Mismatch | undefined {
+/**
+ * The (possibly grown) type of `value` given what is known so far; the same object when nothing changed. `path`
+ * names `value` in a mismatch; undefined: not built (a mismatch then has an empty path).
+ */
+function checkValue(existing: FieldType | undefined, value: unknown, path: string | undefined): FieldType | Mismatch | undefined {
   const actual = typeNameOf(value);
   if (actual === undefined) return existing;
-  if (existing !== undefined && existing.type !== actual) return { path, expected: existing.type, actual };
+  if (existing !== undefined && existing.type !== actual) return { path: path ?? '', expected: existing.type, actual };
   switch (actual) {
     case 'string':
     case 'number':
@@ -90,11 +95,11 @@ function checkValue(existing: FieldType | undefined, value: unknown, path: strin
 function checkList(
   existing: Extract<FieldType, { type: 'list' }> | undefined,
   list: readonly unknown[],
-  path: string,
+  path: string | undefined,
 ): FieldType | Mismatch {
   let items = existing?.items;
   for (let index = 0; index < list.length; index++) {
-    const next = checkValue(items, list[index], `${path}[${index}]`);
+    const next = checkValue(items, list[index], path === undefined ? undefined : `${path}[${index}]`);
     if (isMismatch(next)) return next;
     items = next;
   }
@@ -105,13 +110,16 @@ function checkList(
 function checkObject(
   existing: Extract<FieldType, { type: 'object' }> | undefined,
   object: Readonly<Record<string, unknown>>,
-  path: string,
+  path: string | undefined,
 ): FieldType | Mismatch {
   const known = existing?.properties ?? {};
   let grown: Record<string, FieldType> | undefined;
-  for (const [name, value] of Object.entries(object)) {
+  // for-in over own keys: Object.entries would allocate a pair per property of every event.
+  for (const name in object) {
+    if (!Object.hasOwn(object, name)) continue;
+    const value = object[name];
     const before = ownField(grown ?? known, name);
-    const next = checkValue(before, value, `${path}.${name}`);
+    const next = checkValue(before, value, path === undefined ? undefined : `${path}.${name}`);
     if (isMismatch(next)) return next;
     if (next === before || next === undefined) continue;
     grown ??= { ...known };

@@ -35,6 +35,19 @@ function deltas(...changes: readonly [org: string, code: number, gen: number, de
   return made;
 }
 
+describe('a tick\'s size deltas', () => {
+  it('sums the changes of each (organization, cohort, generation) once, in the order first changed', () => {
+    const made = deltas([ORG, 1, 0, 1], [ORG, 1, 2, -1], [OTHER, 1, 0, 1], [ORG, 1, 0, 1], [ORG, 7, 0, -1], [ORG, 1, 2, -1], [ORG, 1, 1, 1]);
+    expect(made.deltas.map(({ org, code, gen, delta }) => [org, code, gen, delta])).toEqual([
+      [ORG, 1, 0, 2],
+      [ORG, 1, 2, -2],
+      [OTHER, 1, 0, 1],
+      [ORG, 7, 0, -1],
+      [ORG, 1, 1, 1],
+    ]);
+  });
+});
+
 describe('size counters in the store (D19)', () => {
   it('a batch writes one journal entry for every counter it changed, its groups counted on each other', async () => {
     const store = new MemoryStore();
