@@ -90,64 +90,46 @@ function present(value: unknown): boolean {
 }
 
 /**
- * Keys `[a-z0-9_]+` at every depth, `$`-prefixed keys at the top level only (D29); values are JSON values. Checked
- * first without building any path (every accepted event pays only for the walk), then, for a body that fails, again
- * with the paths, to name the first problem.
+ * Keys `[a-z0-9_]+` at every depth, `$`-prefixed keys at the top level only (D29); values are JSON values. Walked
+ * first without building any path (an accepted event allocates nothing here), then, for a body that fails, again
+ * with the paths, to name the first problem (as the schema check does, server/domain/schemas/check.ts).
  */
 function checkProperties(object: Record<string, unknown>, path: string, depth: number): void {
-  if (propertiesValid(object, depth)) return;
-  describeProperties(object, path, depth);
+  if (propertiesProblem(object, undefined, depth) === undefined) return;
+  throw badBody(propertiesProblem(object, path, depth) as string);
 }
 
-/** Whether checkProperties accepts `object` at `depth`, with no allocation (keys by for-in, own ones only). */
-function propertiesValid(object: Record<string, unknown>, depth: number): boolean {
-  if (depth > MAX_PROPERTY_DEPTH) return false;
+/**
+ * The first problem of `object`'s properties at `depth` as an error detail naming its path, or undefined when there
+ * is none. `path` undefined: no path is built (the detail then names none). Own keys by for-in, in the order
+ * Object.entries gives them.
+ */
+function propertiesProblem(object: Record<string, unknown>, path: string | undefined, depth: number): string | undefined {
+  if (depth > MAX_PROPERTY_DEPTH) return `${path}: nested more than ${MAX_PROPERTY_DEPTH} levels deep`;
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
-    if (!(depth === 1 && TOP_LEVEL_PLATFORM_KEY.test(name)) && !PROPERTY_KEY.test(name)) return false;
-    if (!valueValid(object[name], depth)) return false;
-  }
-  return true;
-}
-
-function valueValid(value: unknown, depth: number): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') return Number.isFinite(value);
-  if (Array.isArray(value)) {
-    if (depth + 1 > MAX_PROPERTY_DEPTH) return false;
-    for (let i = 0; i < value.length; i++) if (!valueValid(value[i], depth + 1)) return false;
-    return true;
-  }
-  return isPlainObject(value) && propertiesValid(value, depth + 1);
-}
-
-/** checkProperties' second pass: throws the first problem, named by its path. */
-function describeProperties(object: Record<string, unknown>, path: string, depth: number): void {
-  if (depth > MAX_PROPERTY_DEPTH) throw badBody(`${path}: nested more than ${MAX_PROPERTY_DEPTH} levels deep`);
-  for (const [name, value] of Object.entries(object)) {
-    const childPath = `${path}.${name}`;
-    const platform = depth === 1 && TOP_LEVEL_PLATFORM_KEY.test(name);
-    if (!platform && !PROPERTY_KEY.test(name)) {
-      throw badBody(`${childPath}: property names may only hold a-z, 0-9 and _ (or start with $ at the top level)`);
+    const childPath = path === undefined ? undefined : `${path}.${name}`;
+    if (!(depth === 1 && TOP_LEVEL_PLATFORM_KEY.test(name)) && !PROPERTY_KEY.test(name)) {
+      return `${childPath}: property names may only hold a-z, 0-9 and _ (or start with $ at the top level)`;
     }
-    describeValue(value, childPath, depth);
+    const problem = valueProblem(object[name], childPath, depth);
+    if (problem !== undefined) return problem;
   }
+  return undefined;
 }
 
-function describeValue(value: unknown, path: string, depth: number): void {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return;
-  if (typeof value === 'number') {
-    if (!Number.isFinite(value)) throw badBody(`${path}: expected a finite number`);
-    return;
-  }
+function valueProblem(value: unknown, path: string | undefined, depth: number): string | undefined {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return undefined;
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : `${path}: expected a finite number`;
   if (Array.isArray(value)) {
-    if (depth + 1 > MAX_PROPERTY_DEPTH) throw badBody(`${path}: nested more than ${MAX_PROPERTY_DEPTH} levels deep`);
-    value.forEach((item, index) => describeValue(item, `${path}[${index}]`, depth + 1));
-    return;
+    if (depth + 1 > MAX_PROPERTY_DEPTH) return `${path}: nested more than ${MAX_PROPERTY_DEPTH} levels deep`;
+    for (let index = 0; index < value.length; index++) {
+      if (!(index in value)) continue; // a hole (never in parsed JSON) holds nothing to check
+      const problem = valueProblem(value[index], path === undefined ? undefined : `${path}[${index}]`, depth + 1);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
   }
-  if (isPlainObject(value)) {
-    describeProperties(value, path, depth + 1);
-    return;
-  }
-  throw badBody(`${path}: expected a JSON value`);
+  if (isPlainObject(value)) return propertiesProblem(value, path, depth + 1);
+  return `${path}: expected a JSON value`;
 }
