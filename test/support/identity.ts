@@ -15,14 +15,17 @@ export function sequentialIds(space = 0): () => string {
   };
 }
 
-/** A Store that delegates and counts the batches written through it. */
+/** A Store that delegates and counts the batches written through it and the keys read by get and getMany. */
 export class CountingStore implements Store {
   batches = 0;
+  keysRead = 0;
   constructor(readonly inner: Store = new MemoryStore()) {}
   get<T>(key: string): Promise<T | undefined> {
+    this.keysRead++;
     return this.inner.get<T>(key);
   }
   getMany<T>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    this.keysRead += keys.length;
     return this.inner.getMany<T>(keys);
   }
   batch(ops: readonly BatchOp[], options?: BatchOptions): Promise<void> {

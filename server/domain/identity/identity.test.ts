@@ -250,6 +250,19 @@ describe('resolveForTrack (D29)', () => {
     expect(store.batches).toBe(before);
   });
 
+  it('a user found through its alias is known: a later track naming it by id reads nothing', async () => {
+    await identity.identify(ORG, U1, [alias('a')]);
+    const cold = new Identity(store, { newId: sequentialIds(8) }); // a restarted server: empty caches
+    expect(await cold.resolveForTrack(ORG, { aliases: [alias('a')] })).toEqual({ userId: U1, created: false });
+    const read = store.keysRead;
+    expect(await cold.resolveForTrack(ORG, { user_id: U1 })).toEqual({ userId: U1, created: false });
+    expect(await cold.resolveForTrack(ORG, { user_id: U1, aliases: [alias('a')] })).toEqual({ userId: U1, created: false });
+    expect(store.keysRead).toBe(read);
+    // A user id no alias read pointed to is still looked up (and an unknown one recorded).
+    expect(await cold.resolveForTrack(ORG, { user_id: U2 })).toEqual({ userId: U2, created: true });
+    expect(store.keysRead).toBe(read + 1);
+  });
+
   it('an empty alias list without user_id is 400 1002', async () => {
     await expectServiceError(identity.resolveForTrack(ORG, { aliases: [] }), 400, 1002);
   });

@@ -312,7 +312,7 @@ export class Identity {
       // Only when every alias is known: then no plan needs a new id, and most repeated calls write nothing.
       if (cached.every((pointer) => typeof pointer === 'string')) {
         const plan = decide(cached as Pointers);
-        if (plan.rebind.length === 0 && this.userCache.has(userKey(org, plan.target))) return plan.result(false);
+        if (plan.rebind.length === 0 && this.knownFromCache(org, plan.target, cached as Pointers)) return plan.result(false);
       }
     }
     return this.queue.run(org, async () => {
@@ -395,10 +395,22 @@ export class Identity {
     );
   }
 
+  /**
+   * Whether the user is known to exist without reading the store: cached, or pointed to by one of the aliases read
+   * (then cached too, so that a later call naming the user by id reads nothing either).
+   */
+  private knownFromCache(org: string, user: string, pointers: Pointers): boolean {
+    const key = userKey(org, user);
+    if (this.userCache.has(key)) return true;
+    if (!pointers.includes(user)) return false;
+    this.userCache.set(key, true);
+    return true;
+  }
+
   /** Whether `u!` exists, read inside the queue (and cached when it does). A user some alias points to exists:
    * aliases are only ever pointed at recorded users. */
   private async knownInQueue(org: string, user: string, pointers: Pointers): Promise<boolean> {
-    if (this.userCache.has(userKey(org, user)) || pointers.includes(user)) return true;
+    if (this.knownFromCache(org, user, pointers)) return true;
     const found = (await this.store.get<UserRecord>(userKey(org, user))) !== undefined;
     if (found) this.userCache.set(userKey(org, user), true);
     return found;
