@@ -230,5 +230,8 @@ describe('partitionOf', () => {
     // Pinned to FNV-1a("o!u") = 0xb9ae1a08: changing the hash would move stored users to other partitions.
     expect(partitionOf('o', 'u', 2 ** 32)).toBe(0xb9ae1a08);
     expect(partitionOf('o', 'u', 1000)).toBe(0xb9ae1a08 % 1000);
+    // Over UTF-16 code units, as the hash of the joined string was (values from that form).
+    expect(partitionOf('a0000000-0000-4000-8000-000000000001', 'b0000000-0000-4000-8000-00000000002a', 2 ** 32)).toBe(0x7f3d695d);
+    expect(partitionOf('org', 'Zoë 🙂', 2 ** 32)).toBe(0xe6246acf);
   });
 });

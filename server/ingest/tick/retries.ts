@@ -52,14 +52,15 @@ export async function resolveRetries(env: TickEnv, users: Map<string, UserWork>)
     for (const step of work.steps) {
       if (step.item.kind !== 'append') continue;
       for (const event of step.item.request.events) {
-        const id = clientIdKey(work.org, work.user, event.id);
-        const known = stored.get(id) ?? seen.get(id);
+        // A minted id is new and unique: neither stored nor repeated, so it is not keyed.
+        const id = event.minted === true ? undefined : clientIdKey(work.org, work.user, event.id);
+        const known = id === undefined ? undefined : (stored.get(id) ?? seen.get(id));
         if (known !== undefined) {
           step.answers.push(known);
           continue;
         }
         const fresh = new FreshEvent(work.user, event);
-        seen.set(id, fresh);
+        if (id !== undefined) seen.set(id, fresh);
         step.fresh.push(fresh);
         step.answers.push(fresh);
       }
