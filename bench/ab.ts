@@ -9,9 +9,10 @@
 // given to node before the script instead of `npm start`'s (cli/node-options.ts): `--variant v8default=dist,
 // node:--max-semi-space-size=16`; a flag `env:NAME=VALUE` sets an environment variable of the server: `--variant
 // jemalloc=dist,env:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`); `--mode ingest|stateless`;
-// `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians, with
-// the server's CPU time per request (all threads, and its main thread, from /proc over the run): on a shared machine
-// the ratio moves with the neighbours' load, the CPU a request costs less. `--rate N` sends N requests per second
+// `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians,
+// with the server's CPU time per request (all threads, and its main thread, from /proc over the run) and its ingest
+// groups (events, time from start to commit, the owners' round trip in it, from /metrics): on a shared machine the
+// ratio moves with the neighbours' load, the CPU a request costs less. `--rate N` sends N requests per second
 // instead of as many as are answered (no baseline runs then, no ratio): below saturation a request's CPU moves less
 // with how busy the two cores are.
 
@@ -57,6 +58,10 @@ export interface AbRun {
   /** The server's CPU microseconds per answered request (all threads; its main thread), over the run. */
   readonly cpuUs: number;
   readonly mainCpuUs: number;
+  /** Events per ingest group, a group's mean time from start to commit and the owners' round trip in it (ms). */
+  readonly eventsPerGroup: number;
+  readonly groupMs: number;
+  readonly ownersMs: number;
 }
 
 const SEED = 42;
@@ -130,11 +135,15 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
             p99: a.latency.p99,
             cpuUs: perRequest(usage.serverCores),
             mainCpuUs: perRequest(usage.mainCores),
+            eventsPerGroup: usage.eventsPerGroup,
+            groupMs: usage.groupMs,
+            ownersMs: usage.ownersMs,
           };
           runs.push(run);
           log(
             `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, ${b === undefined ? 'fixed rate' : `baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}`}, ` +
-              `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), non-2xx ${a.non2xx}`,
+              `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), ` +
+              `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms (${run.ownersMs.toFixed(2)} with the owners), non-2xx ${a.non2xx}`,
           );
         } finally {
           await server.stop();

@@ -1,7 +1,8 @@
 // Where the cores went during one run of the server under test: its CPU time (all threads, its main thread, its
 // busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load
 // generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
-// each ingest group committed, how long a group took from start to commit, how many groups shared a store batch,
+// each ingest group committed, how long a group took from start to commit (and how much of it was the owners' round
+// trip), how many groups shared a store batch,
 // how many state lookups found the user resident, how many state snapshots were written and how many users were
 // re-evaluated at a deadline (D36) per event. So each HTTP row also says what bounded it.
 
@@ -20,6 +21,8 @@ export interface RunUsage {
   /** Events stored per ingest group commit, and a group's mean time from start to commit (ms). */
   readonly eventsPerGroup: number;
   readonly groupMs: number;
+  /** Of a group's time, its owners' round trip (ms, mean; `audience_ingest_group_phase_seconds{phase="compute"}`). */
+  readonly ownersMs: number;
   /** Groups per store batch (groups built while a batch is written share the next one). */
   readonly groupsPerBatch: number;
   /** Share of the state lookups that found the user resident (the others loaded a snapshot and later events). */
@@ -34,6 +37,7 @@ interface Counters {
   readonly events: number;
   readonly groups: number;
   readonly groupSeconds: number;
+  readonly ownersSeconds: number;
   readonly batches: number;
   readonly hits: number;
   readonly misses: number;
@@ -44,11 +48,15 @@ interface Counters {
 async function counters(url: string): Promise<Counters | undefined> {
   try {
     const text = await (await fetch(`${url}/metrics`)).text();
-    const read = (name: string): number => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN);
+    const read = (name: string): number => {
+      const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+      return line === undefined ? Number.NaN : Number(line.slice(name.length + 1));
+    };
     return {
       events: read('audience_ingest_events_total'),
       groups: read('audience_ingest_ticks_total'),
       groupSeconds: read('audience_ingest_tick_duration_seconds_sum'),
+      ownersSeconds: read('audience_ingest_group_phase_seconds_sum{phase="compute"}'),
       batches: read('audience_ingest_store_batches_total'),
       hits: read('audience_state_cache_hits_total'),
       misses: read('audience_state_cache_misses_total'),
@@ -91,6 +99,7 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
       loadGeneratorCores: (own.user + own.system) / 1e6 / seconds,
       eventsPerGroup: moved('events') / groups,
       groupMs: (moved('groupSeconds') * 1000) / groups,
+      ownersMs: (moved('ownersSeconds') * 1000) / groups,
       groupsPerBatch: groups / moved('batches'),
       residentShare: hits / (hits + moved('misses')),
       snapshotsPerThousand: (moved('snapshots') * 1000) / moved('events'),

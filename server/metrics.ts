@@ -26,6 +26,7 @@ export function createMetrics(services: Services, dataDir: string, droppedEvents
   const snapshots = new Counter({ name: 'audience_state_snapshots_total', help: "Users' engine state snapshots written by the ingest groups (every snapshotEvery events, after the state was newer than its snapshot for 10 minutes, on eviction, after a catch-up or re-evaluation).", registers: [registry] });
   const ticks = new Counter({ name: 'audience_ingest_ticks_total', help: 'Group commits of the ingest pipeline.', registers: [registry] });
   const tickSeconds = new Histogram({ name: 'audience_ingest_tick_duration_seconds', help: 'Time from a group starting to its batch committing.', buckets: LATENCY_BUCKETS, registers: [registry] });
+  const phaseSeconds = new Histogram({ name: 'audience_ingest_group_phase_seconds', help: "A group's time from start to commit by phase: reads (retried ids, states, imported data), compute (the owners' round trip), build (its writes), write (behind earlier batches, then its own).", labelNames: ['phase'] as const, buckets: LATENCY_BUCKETS, registers: [registry] });
   const transitions = new Counter({ name: 'audience_transitions_total', help: 'Cohort entries and exits committed (catch-ups included), by kind.', labelNames: ['kind'] as const, registers: [registry] });
   const deadlines = new Counter({ name: 'audience_deadlines_evaluated_total', help: 'Users re-evaluated at a deadline (D36).', registers: [registry] });
   const deadlineLag = new Histogram({ name: 'audience_deadline_lag_seconds', help: 'Lag from a deadline to the commit of its re-evaluation (D36).', buckets: LATENCY_BUCKETS, registers: [registry] });
@@ -74,6 +75,11 @@ export function createMetrics(services: Services, dataDir: string, droppedEvents
     if (outcome.events > 0) events.inc(outcome.events);
     if (outcome.snapshots > 0) snapshots.inc(outcome.snapshots);
     tickSeconds.observe(outcome.durationMs / 1000);
+    const phases = outcome.phasesMs;
+    phaseSeconds.observe({ phase: 'reads' }, phases.reads / 1000);
+    phaseSeconds.observe({ phase: 'compute' }, phases.compute / 1000);
+    phaseSeconds.observe({ phase: 'build' }, phases.build / 1000);
+    phaseSeconds.observe({ phase: 'write' }, phases.write / 1000);
     for (const { entry } of outcome.log) for (const t of entry.transitions) transitions.inc({ kind: t.kind });
   });
   pipeline.onDeadline((lagMs) => {

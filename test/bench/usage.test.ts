@@ -71,6 +71,7 @@ describe('usage table', () => {
         loadGeneratorCores: spreadOf([0.18]),
         eventsPerGroup: spreadOf([23.5]),
         groupMs: spreadOf([16.9]),
+        ownersMs: spreadOf([4.25]),
         groupsPerBatch: spreadOf([1.25]),
         residentShare: spreadOf([0.875]),
         snapshotsPerThousand: spreadOf([12.4]),
@@ -95,17 +96,17 @@ describe('usage table', () => {
     },
   });
 
-  it('shows the server, main thread, busiest other thread and load generator cores, the groups, groups per store batch, users resident, snapshots and deadline re-evaluations', () => {
+  it('shows the server, main thread, busiest other thread and load generator cores, the groups (with the owners\' share), groups per store batch, users resident, snapshots and deadline re-evaluations', () => {
     const text = renderResults(results(true));
     expect(text).toContain('Where the cores went');
-    expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms | 1.25 | 88 % | 12 | 3 |');
+    expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms (4.25 ms with the owners) | 1.25 | 88 % | 12 | 3 |');
   });
 
   it('leaves the columns an older run did not measure empty', () => {
     const older = results(true);
     if (!older.http?.ok || older.http.value.ingest === undefined) throw new Error('the fixture has an ingestion result');
     const measured = older.http.value.ingest;
-    const { groupsPerBatch: _batches, residentShare: _resident, snapshotsPerThousand: _snapshots, deadlinesPerThousand: _deadlines, ...usage } = measured.usage as NonNullable<Comparison['usage']>;
+    const { ownersMs: _owners, groupsPerBatch: _batches, residentShare: _resident, snapshotsPerThousand: _snapshots, deadlinesPerThousand: _deadlines, ...usage } = measured.usage as NonNullable<Comparison['usage']>;
     const ingest: Comparison = { ...measured, usage: usage as NonNullable<Comparison['usage']> };
     const text = renderResults({ ...older, http: { ...older.http, value: { ...older.http.value, ingest } } });
     expect(text).toContain('| 23.5 | 16.90 ms |  |  |  |  |');

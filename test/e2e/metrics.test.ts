@@ -63,6 +63,14 @@ describe('GET /metrics', () => {
     expect(sample(after, 'audience_store_bytes')).toBeGreaterThan(0);
     expect(sample(after, 'audience_store_memory_bytes')).toBeGreaterThan(0);
     expect(after).toContain('audience_ingest_tick_duration_seconds_bucket');
+    // Every committed group is observed once per phase, and its phases add up to its time from start to commit.
+    const phases = ['reads', 'compute', 'build', 'write'];
+    for (const phase of phases) {
+      expect(moved('audience_ingest_group_phase_seconds_count', `phase="${phase}"`)).toBe(moved('audience_ingest_ticks_total'));
+    }
+    const phaseSum = phases.reduce((sum, phase) => sum + sample(after, 'audience_ingest_group_phase_seconds_sum', `phase="${phase}"`), 0);
+    expect(sample(after, 'audience_ingest_group_phase_seconds_sum', 'phase="compute"')).toBeGreaterThan(0);
+    expect(phaseSum).toBeCloseTo(sample(after, 'audience_ingest_tick_duration_seconds_sum'), 6);
   });
 
   it('is absent when turned off', async () => {

@@ -34,6 +34,21 @@ export interface Committed {
   readonly durationMs: number;
   /** Users' state snapshots the group wrote (due with its steps, or asked for: written behind). */
   readonly snapshots: number;
+  /** Where `durationMs` went (metrics: `audience_ingest_group_phase_seconds`). */
+  readonly phasesMs: GroupPhases;
+}
+
+/**
+ * A group's time by phase (ms), from its start to its commit: `reads` (retried ids, users' states, catch-up
+ * decisions, imported data), `compute` (the owners' round trip: the task there, the segment steps, the reply back to a
+ * main thread that may be busy), `build` (sequences, the writes), `write` (behind earlier groups' batches, then its
+ * own, until it commits).
+ */
+export interface GroupPhases {
+  readonly reads: number;
+  readonly compute: number;
+  readonly build: number;
+  readonly write: number;
 }
 
 const PAGEVIEW = 'Pageview';
@@ -139,8 +154,8 @@ export class CommitLog {
     return { ...this.cursors };
   }
 
-  committed(events: number, durationMs: number, snapshots: number): Committed {
-    return { log: this.entries, reactions: this.reactions, deadlines: this.deadlines, events, durationMs, snapshots };
+  committed(events: number, durationMs: number, snapshots: number, phasesMs: GroupPhases): Committed {
+    return { log: this.entries, reactions: this.reactions, deadlines: this.deadlines, events, durationMs, snapshots, phasesMs };
   }
 
   private deliver(org: string, user: string, reaction: FiringReaction, time: number, eventId: string | null): void {

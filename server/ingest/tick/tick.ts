@@ -24,7 +24,7 @@ import { compute, type CarriedAsks } from './compute.js';
 import { FreshEvent, clientIdsOf, resolveRetries } from './retries.js';
 import { carriedSnapshotOps, carriedSnapshots, forgetCarried, loadStates, snapshotDue } from './states.js';
 import { unstorable } from './isolate.js';
-import { CommitLog, type Committed, type Cursors } from './commit-log.js';
+import { CommitLog, type Committed, type Cursors, type GroupPhases } from './commit-log.js';
 import type { ReactionLookup } from '../../domain/reactions/contract.js';
 import type { GroupWriter } from './writer.js';
 
@@ -160,7 +160,9 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     );
     const now = env.now();
     for (const work of computed.values()) work.due = snapshotDue(env, work, plans.get(work.org) as PlanInfo, now);
+    const computeStarted = performance.now();
     await compute(env, computed, plans, carried);
+    const computeEnded = performance.now();
     // Sequences and cursors are taken now (this group's batch is written after every batch built before it).
     const commitLog = new CommitLog(env.cursors, env.reactions, now);
     const parts = ticks.map((tick) => {
@@ -173,6 +175,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     log = { commitLog, taken: commitLog.taken() };
     // Handed to the writer now, in build order: written after every group built before it, maybe in one batch with
     // the groups built while an earlier batch was written (writer.ts).
+    const handed = performance.now();
     const written = env.writer.write({
       ops: (pending) => {
         // Snapshots the owners encoded for asks (older than anything of this group: written first, a newer one wins).
@@ -192,7 +195,9 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
           const events = allocated.reduce((sum, { from, to }) => sum + (to - from), 0);
           let snapshots = carriedSnapshots(carried);
           for (const tick of ticks) for (const work of tick.users.values()) if (work.snapshotted) snapshots++;
-          env.committed(commitLog.committed(events, performance.now() - started, snapshots));
+          const end = performance.now();
+          const phases: GroupPhases = { reads: computeStarted - started, compute: computeEnded - computeStarted, build: handed - computeEnded, write: end - handed };
+          env.committed(commitLog.committed(events, end - started, snapshots, phases));
         } catch (error) {
           env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
         }
