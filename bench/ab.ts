@@ -143,7 +143,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
           log(
             `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, ${b === undefined ? 'fixed rate' : `baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}`}, ` +
               `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), ` +
-              `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms (${run.ownersMs.toFixed(2)} with the owners), non-2xx ${a.non2xx}`,
+              `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms${Number.isFinite(run.ownersMs) ? ` (${run.ownersMs.toFixed(2)} with the owners)` : ''}, non-2xx ${a.non2xx}`,
           );
         } finally {
           await server.stop();

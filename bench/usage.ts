@@ -2,9 +2,9 @@
 // busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load
 // generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
 // each ingest group committed, how long a group took from start to commit (and how much of it was the owners' round
-// trip), how many groups shared a store batch,
-// how many state lookups found the user resident, how many state snapshots were written and how many users were
-// re-evaluated at a deadline (D36) per event. So each HTTP row also says what bounded it.
+// trip), how many groups shared a store batch, how many state lookups found the user resident, how many state
+// snapshots were written and how many users were re-evaluated at a deadline (D36) per event. So each HTTP row also
+// says what bounded it.
 
 import { threadCpuTicks, type Running } from './processes.js';
 
