@@ -12,9 +12,11 @@
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians,
 // with the server's CPU time per request (all threads, and its main thread, from /proc over the run) and its ingest
 // groups (events, time from start to commit, the owners' round trip in it, from /metrics): on a shared machine the
-// ratio moves with the neighbours' load, the CPU a request costs less. `--rate N` sends N requests per second
-// instead of as many as are answered (no baseline runs then, no ratio): below saturation a request's CPU moves less
-// with how busy the two cores are.
+// ratio moves with the neighbours' load, the CPU a request costs less. `--rate N` caps the load at N requests per
+// second (no baseline runs then, no ratio). It is autocannon's overallRate: each connection sends as fast as it is
+// answered until it has made its share of the second, then waits for the next second, so the requests come in a
+// burst at the start of each second, not as an even stream. The server is idle the rest of the second, so a
+// request's CPU moves less with how busy the two cores are; the latencies are those of the bursts.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
