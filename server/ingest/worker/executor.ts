@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { Piscina } from 'piscina';
 import { PlanCache, runWork, type Residents, type WorkReply, type WorkTask } from './work.js';
 import { DECODED_STATES, ResidentStates } from './resident-states.js';
-import { packMessage, unpackReply } from './messages.js';
+import { packMessage, unpackMessage } from './messages.js';
 
 export interface Executor {
   /** How many owners there are (at least one: the main thread with threads = 0). */
@@ -79,7 +79,7 @@ class PoolExecutor implements Executor {
     // One transferred buffer each way (messages.ts): cheaper for the main thread than cloning the objects.
     const message = packMessage(task);
     const reply = (await (this.pools[index] as Piscina).run(message, { transferList: [message.buffer as ArrayBuffer] })) as Uint8Array;
-    return unpackReply(reply);
+    return unpackMessage<WorkReply>(reply);
   }
 
   dropPlans(): void {}

@@ -15,10 +15,10 @@ let residents: Residents | undefined;
 export default async function runTask(message: Uint8Array): Promise<unknown> {
   work ??= import('./work.js');
   const { PlanCache, runWork } = await work;
-  const { packReply, unpackMessage } = await (messages ??= import('./messages.js'));
+  const { packMessage, unpackMessage } = await (messages ??= import('./messages.js'));
   plans ??= new PlanCache();
   residents ??= new (await import('./resident-states.js')).ResidentStates((Piscina.workerData as { decodedStates?: number } | undefined)?.decodedStates);
   const reply = runWork(unpackMessage<WorkTask>(message), plans, residents);
-  const packed = packReply(reply);
+  const packed = packMessage(reply);
   return Piscina.move(packed);
 }
