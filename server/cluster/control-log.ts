@@ -15,7 +15,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Packr } from 'msgpackr';
+import { plainCodec } from '../msgpack-keys.js';
 import type { CommandStore } from './command-store.js';
 import { inCommandScope } from './scope.js';
 import { ensureStream, readInOrder, retrying, type SubjectReader } from './nats.js';
@@ -24,7 +24,7 @@ export const CONTROL_STREAM = 'AUDIENCE_CONTROL';
 const CONTROL_SUBJECT = 'audience.control';
 const STALL_MS = 3000;
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const packr = plainCodec();
 
 /** One replicated command as published. */
 export interface Command {

@@ -2,10 +2,10 @@
 // minted or the client's, its time parsed), msgpack-encoded. The receiving node publishes it; the partition's owner
 // appends it through its pipeline, which stores each event id once per user (D29), so a replay is applied once.
 
-import { Packr } from 'msgpackr';
+import { plainCodec } from '../msgpack-keys.js';
 import type { NewEvent } from '../domain/events/index.js';
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const packr = plainCodec();
 
 export interface LoggedEvent {
   readonly org: string;

@@ -4,12 +4,12 @@
 // answer within ASK_MS (stopped, or dead while its heartbeat has not expired yet) makes the request 503.
 
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { Packr } from 'msgpackr';
+import { plainCodec } from '../msgpack-keys.js';
 import { ServiceError } from '../errors.js';
 import type { Handler } from '../http/index.js';
 import { answerOf, runSent, type SentAnswer, type SentRequest } from './requests.js';
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const packr = plainCodec();
 const nodeSubject = (node: string): string => `audience.node.${Buffer.from(node).toString('hex')}`;
 
 const ASK_MS = 5_000;

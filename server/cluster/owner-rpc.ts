@@ -4,14 +4,14 @@
 // that just lost it) is asked again until ASK_MS has passed; then it is 503, to be retried by the client.
 
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import { Packr } from 'msgpackr';
+import { plainCodec } from '../msgpack-keys.js';
 import { ServiceError } from '../errors.js';
 import type { Handler } from '../http/index.js';
 import type { IngestPipeline } from '../ingest/types.js';
 import type { PartitionOwners } from './owners.js';
 import { answerOf, runSent, type SentAnswer, type SentRequest } from './requests.js';
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const packr = plainCodec();
 const partitionSubject = (partition: number): string => `audience.partition.${partition}`;
 
 /** How long a request looks for an owner before it is answered 503. */

@@ -17,7 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
-import { Packr } from 'msgpackr';
+import { plainCodec } from '../msgpack-keys.js';
 import type { Store } from '../store/contract.js';
 import { key } from '../store/layout.js';
 import { reactionsKeys, type TransitionLogEntry } from '../domain/reactions/contract.js';
@@ -36,7 +36,7 @@ const QUEUE_MAX = 50_000;
 const RETRY_MS = 1000;
 const STALL_MS = 3000;
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+const packr = plainCodec();
 
 /** The message id of an entry: its content, not where or when it was committed (another owner logs the same). */
 export function transitionMessageId(entry: TransitionLogEntry): string {

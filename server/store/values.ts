@@ -1,30 +1,35 @@
 // How every store value is encoded (msgpack, plain maps, no shared record structures: each value decodes on its own,
-// in any process, any thread and any order). LevelDB keeps these bytes as they are (level.ts), and a range read
+// in any process, any thread and any order; keys `__proto_...` escaped so that every key reads back as written,
+// server/msgpack-keys.ts). LevelDB keeps these bytes as they are (level.ts), and a range read
 // in bytes (`Store.encodedValues`) hands them on unchanged: a worker thread decodes them, the main thread does not.
 
 import { Packr } from 'msgpackr';
+import { packKeepingKeys, restoreKeys } from '../msgpack-keys.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** The stored bytes of a value (throws where the codec cannot encode it, e.g. a map of more than 65,535 keys). */
 export function encodeValue(value: unknown): Uint8Array {
-  return packr.pack(value) as Uint8Array;
+  return packKeepingKeys(pack, value);
 }
+
+const pack = (value: unknown): Uint8Array => packr.pack(value) as Uint8Array;
 
 /** A stored value. Read through a plain Uint8Array view, so binary values come back as Uint8Array, not Buffer. */
 export function decodeValue<T>(bytes: Uint8Array): T {
-  return packr.unpack(plain(bytes)) as T;
+  return restoreKeys(bytes, packr.unpack(plain(bytes)) as T);
 }
 
 /** Encoded values laid one after another (`concatValues`), decoded in order. */
 export function decodeValues<T>(bytes: Uint8Array): T[] {
   if (bytes.byteLength === 0) return [];
-  return packr.unpackMultiple(plain(bytes)) as T[];
+  return restoreKeys(bytes, packr.unpackMultiple(plain(bytes)) as T[]);
 }
 
 /** The one value stored in `bytes` from `start` to `end` (exclusive), as `decodeValue` reads it. */
 export function decodeValueAt<T>(bytes: Uint8Array, start: number, end: number): T {
-  return packr.unpack(plain(bytes), { start, end }) as T;
+  const value = packr.unpack(plain(bytes), { start, end }) as T;
+  return restoreKeys(bytes.subarray(start, end), value);
 }
 
 /** The first value stored in `bytes` from `start` on (more may follow it), and the offset just after it. */
@@ -38,7 +43,7 @@ export function decodeFirstValue<T>(bytes: Uint8Array, start: number): { value: 
     return false;
   });
   if (end < 0) throw new Error('no value to decode');
-  return { value: value as T, end };
+  return { value: restoreKeys(rest.subarray(0, end - start), value as T), end };
 }
 
 /** Encoded values in one buffer of their own, one after another. */

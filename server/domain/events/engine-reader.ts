@@ -5,9 +5,10 @@
 // backfill bench's million events (`node dist/bench/backfill.js`, parts.decodeSeconds, before this reader); this
 // reader took 0.55 s in bench/README.md (5).
 // Exactness: the answer is always what `toEngineEvent(decodeValue(record))` gives. Values are built the way msgpackr
-// builds them with the store's options (plain objects, `__proto__` renamed `__proto_`); a string that is not ASCII
-// is decoded by msgpackr itself; anything else this reader does not build (extensions, binary, 64-bit integers,
-// non-string keys) makes it decode that whole record with msgpackr.
+// builds them with the store's options (plain objects); a string that is not ASCII is decoded by msgpackr itself;
+// a key starting `__proto_` (escaped in the store, server/msgpack-keys.ts) and anything else this reader does not
+// build (extensions, binary, 64-bit integers, non-string keys) make it decode that whole record with the store's
+// decoder.
 
 import type { EngineEvent } from '../../../engine/api.js';
 import { decodeValueAt } from '../../store/values.js';
@@ -186,8 +187,9 @@ class Reader {
       const token = this.src[this.at] as number;
       // msgpackr turns other keys (numbers, ...) into property names its own way.
       if (!((token >= 0xa0 && token <= 0xbf) || token === 0xd9 || token === 0xda || token === 0xdb)) throw UNSUPPORTED;
-      let key = this.value() as string;
-      if (key === '__proto__') key = '__proto_';
+      const key = this.value() as string;
+      // Keys `__proto_...` are escaped in the store (server/msgpack-keys.ts): the store's own decoder restores them.
+      if (key.startsWith('__proto_')) throw UNSUPPORTED;
       object[key] = this.value();
     }
     return object;
