@@ -7,6 +7,7 @@ import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename } from 'node:fs/promises';
 import { once } from 'node:events';
 import { Packr } from 'msgpackr';
+import { packKeepingKeys, restoreKeys } from './msgpack-keys.js';
 import type { Store } from './store/contract.js';
 import { openLevelStore } from './store/level.js';
 
@@ -35,7 +36,7 @@ export async function writeBackup(store: Store, file: string): Promise<BackupSum
     let chunk: Array<[string, unknown]> = [];
     const flush = async (): Promise<void> => {
       if (chunk.length === 0) return;
-      const body = packr.pack(chunk);
+      const body = packKeepingKeys((value) => packr.pack(value), chunk);
       const length = Buffer.alloc(4);
       length.writeUInt32BE(body.length);
       await write(length);
@@ -78,7 +79,8 @@ export async function restoreBackup(file: string, dir: string): Promise<number> 
       }
       while (buffered.length >= 4 && buffered.length >= 4 + buffered.readUInt32BE(0)) {
         const length = buffered.readUInt32BE(0);
-        const entries = packr.unpack(buffered.subarray(4, 4 + length)) as Array<[string, unknown]>;
+        const body = buffered.subarray(4, 4 + length);
+        const entries = restoreKeys(body, packr.unpack(body) as Array<[string, unknown]>);
         buffered = buffered.subarray(4 + length);
         await store.batch(entries.map(([key, value]) => ({ type: 'put' as const, key, value })));
         keys += entries.length;

@@ -1,11 +1,16 @@
 // Every map key reads back as written through the store's codec, the owners' messages and the cluster's codec,
-// `__proto__` included (msgpackr alone reads it as `__proto_`); bytes written before the escape read as before.
+// and a backup's file, `__proto__` included (msgpackr alone reads it as `__proto_`); bytes written before the escape
+// read as before.
 
+import { join } from 'node:path';
 import { Packr } from 'msgpackr';
 import { describe, expect, it } from 'vitest';
 import { mapKeys, mayHoldProtoKeys, plainCodec } from './msgpack-keys.js';
 import { concatValues, decodeFirstValue, decodeValue, decodeValueAt, decodeValues, encodeValue } from './store/values.js';
 import { packMessage, unpackMessage } from './ingest/worker/messages.js';
+import { openLevelStore } from './store/level.js';
+import { restoreBackup, writeBackup } from './backup.js';
+import { tempDir } from '../test/support/processes.js';
 
 /** Keys msgpackr could confuse, and their neighbours. */
 const KEYS = ['__proto__', '__proto_', '__proto___', '__proto', '__proto__\u0000', '__proto_\u0000\u0000', 'proto', '_proto__', '__proto__x', 'constructor', 'a'];
@@ -88,5 +93,25 @@ describe('keys kept through msgpack', () => {
     expect(mapped.c).toBe(value.c);
     expect(mapped.d).toEqual({ renamed: 1 });
     expect(mapKeys(value, (key) => key)).toBe(value);
+  });
+});
+
+describe('a backup and its restore keep every key', () => {
+  it('a stored value with __proto__ keys reads back the same from the restored directory', async () => {
+    const dir = await tempDir('audience-proto-backup-');
+    try {
+      const store = await openLevelStore(join(dir.path, 'a'));
+      const value = sample();
+      await store.batch([{ type: 'put', key: 'e!x', value }]);
+      const file = join(dir.path, 'copy.backup');
+      await writeBackup(store, file);
+      await store.close();
+      expect(await restoreBackup(file, join(dir.path, 'b'))).toBe(1);
+      const restored = await openLevelStore(join(dir.path, 'b'));
+      expect(shape(await restored.get('e!x'))).toEqual(shape(value));
+      await restored.close();
+    } finally {
+      await dir.remove();
+    }
   });
 });
