@@ -3,6 +3,7 @@
 import { badBody } from '../../errors.js';
 import { MAX_CODE, MAX_NAME, optionalDescription, requireObject, requireText, stringList } from './fields.js';
 import type { ImportKind, PropertyType, Relation } from './types.js';
+import { setOwn } from '../own-keys.js';
 
 export interface NewImport {
   readonly name: string;
@@ -65,7 +66,7 @@ function validateSchema(value: unknown): Record<string, PropertyType> {
     if (typeof type !== 'string' || !PROPERTY_TYPES.includes(type)) {
       throw badBody(`schema.${name}: expected one of ${PROPERTY_TYPES.join(', ')}`);
     }
-    valid[name] = type as PropertyType;
+    setOwn(valid, name, type as PropertyType);
   }
   return valid;
 }

@@ -5,6 +5,7 @@ import { badBody } from '../../errors.js';
 import { MAX_CODE, isPlainObject, requireObject, requireText } from './fields.js';
 import { readUserRef } from './user-ref.js';
 import type { PropertyType, UserRef } from './types.js';
+import { ownValue, setOwn } from '../own-keys.js';
 
 export const MAX_ROWS = 10_000;
 
@@ -52,11 +53,11 @@ function validateRow(
   const given = body.properties === undefined ? {} : requireObject(body.properties, `${path}.properties`);
   const properties: Record<string, unknown> = {};
   for (const [name, value] of Object.entries(given)) {
-    const type = schema[name];
+    const type = ownValue(schema, name);
     if (type === undefined) throw badBody(`${path}.properties.${name}: not in the import's schema`);
     if (value === null) continue;
     if (!conforms(value, type)) throw badBody(`${path}.properties.${name}: expected ${type}, got ${describe(value)}`);
-    properties[name] = value;
+    setOwn(properties, name, value);
   }
   return { ref, time, properties, id };
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../../store/memory.js';
+import { openLevelStore } from '../../store/level.js';
+import { tempDir } from '../../../test/support/processes.js';
 import { Imports } from './index.js';
 import type { ResolveUser } from './index.js';
 
@@ -83,6 +85,28 @@ describe('connections rows (D27)', () => {
     const acme = await imports.createImport('org1', 'ws1', { name: 'Acme', code: 'acme', relation: '3rd', kind: 'segments' });
     await expect(imports.loadRows('org1', acme.id, [], resolve)).rejects.toMatchObject({ code: 1002 });
     await expect(imports.loadRows('org2', crm.id, [], resolve)).rejects.toMatchObject({ status: 404, code: 3000 });
+  });
+
+  it('schema and row properties named __proto__, constructor or toString are names like any other (over LevelDB)', async () => {
+    const dir = await tempDir('audience-import-names-');
+    const store = await openLevelStore(dir.path);
+    try {
+      const imports = Imports.open(store, { newId: () => 'id-1', now: () => NOW });
+      const schema = JSON.parse('{"__proto__": "list", "constructor": "string", "toString": "number"}') as Record<string, string>;
+      const named = await imports.createImport('org1', 'ws1', { name: 'Names', code: 'names', relation: '2nd', kind: 'connections', schema });
+      expect(Object.keys((await imports.getImport('org1', named.id)).schema ?? {})).toEqual(['__proto__', 'constructor', 'toString']);
+      const rows = JSON.parse('[{"user_id": "a", "properties": {"__proto__": ["x"], "constructor": "c", "toString": 2}}]') as unknown[];
+      await imports.loadRows('org1', named.id, rows, resolve);
+      const [row] = (await imports.contextFor('org1', 'a')).connectionRows('names');
+      expect(Object.getPrototypeOf(row?.properties)).toBe(Object.prototype);
+      expect(JSON.stringify(row?.properties)).toBe('{"__proto__":["x"],"constructor":"c","toString":2}');
+      // A name the schema lacks is outside it, whatever a plain object inherits.
+      const outside = await imports.loadRows('org1', named.id, [{ user_id: 'a', properties: { hasOwnProperty: 1 } }], resolve).catch((caught: unknown) => caught);
+      expect(outside).toMatchObject({ status: 400, code: 1002, detail: expect.stringMatching(/^rows\[0\]\.properties\.hasOwnProperty: not in the import's schema/) });
+    } finally {
+      await store.close();
+      await dir.remove();
+    }
   });
 
   it('takes an explicit now for rows without a time', async () => {

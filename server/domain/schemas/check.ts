@@ -1,6 +1,8 @@
 // Event schemas (D30): the type of each property path, inferred from the first event of a name and grown by later
 // ones. A pure check: the next schema (sharing unchanged parts), or the first mismatch with its path and types.
 
+import { ownValue, setOwn } from '../own-keys.js';
+
 /** The type of one property: scalars, an object (its own properties) or a list of one type (`items` unknown while
  * only empty lists were seen, refined by the first element). */
 export type FieldType =
@@ -123,8 +125,8 @@ function checkObject(
     if (isMismatch(next)) return next;
     if (next === before || next === undefined) continue;
     grown ??= { ...known };
-    // defineProperty: a property named `__proto__` must become an own field, not the prototype.
-    Object.defineProperty(grown, name, { value: next, enumerable: true, writable: true, configurable: true });
+    // A property named `__proto__` must become an own field, not the prototype.
+    setOwn(grown, name, next);
   }
   if (existing !== undefined && grown === undefined) return existing;
   return { type: 'object', properties: grown ?? known };
@@ -132,7 +134,7 @@ function checkObject(
 
 /** An own field only: `constructor` or `toString` are property names here, not inherited members. */
 function ownField(properties: Readonly<Record<string, FieldType>>, name: string): FieldType | undefined {
-  return Object.hasOwn(properties, name) ? properties[name] : undefined;
+  return ownValue(properties, name);
 }
 
 /**
