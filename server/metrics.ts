@@ -94,10 +94,17 @@ export function createMetrics(services: Services, dataDir: string, droppedEvents
   return {
     registry,
     observeResponse(info) {
-      requests.inc({ route: info.route, method: info.method, status: String(info.status) });
+      requests.inc({ route: info.route, method: methodLabel(info.method), status: String(info.status) });
       requestSeconds.observe({ route: info.route }, info.durationMs / 1000);
     },
   };
+}
+
+/** Methods labelled as themselves; any other (a client may send any token) is `other`, so labels stay bounded. */
+const LABELLED_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+export function methodLabel(method: string): string {
+  return LABELLED_METHODS.has(method) ? method : 'other';
 }
 
 async function directoryBytes(dir: string): Promise<number> {

@@ -18,15 +18,21 @@ const METHODS: Readonly<Record<string, string>> = {
 
 /** uWS gives the method lower-cased. */
 export function normaliseMethod(lower: string): string {
-  return METHODS[lower] ?? lower.toUpperCase();
+  // Own entries only: a method named `constructor` is not Object's constructor.
+  return Object.hasOwn(METHODS, lower) ? (METHODS[lower] as string) : lower.toUpperCase();
 }
 
-/** Copies every header (names are lower-case in uWS); repeated ones are joined with ", ". */
-export function readHeaders(req: HttpRequest): Record<string, string> {
+/**
+ * Copies every header (names are lower-case in uWS); repeated ones are joined with ", ". A client names the headers,
+ * so they are own properties only: a header `constructor` or `__proto__` is a header, not an inherited member.
+ */
+export function readHeaders(req: Pick<HttpRequest, 'forEach'>): Record<string, string> {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
-    const previous = headers[name];
-    headers[name] = previous === undefined ? value : `${previous}, ${value}`;
+    const previous = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    const joined = previous === undefined ? value : `${previous}, ${value}`;
+    if (name === '__proto__') Object.defineProperty(headers, name, { value: joined, enumerable: true, writable: true, configurable: true });
+    else headers[name] = joined;
   });
   return headers;
 }

@@ -36,6 +36,10 @@ describe('GET /metrics', () => {
       expect(answer.status).toBe(200);
     }
     expect((await service.json('GET', '/no/such/route')).status).toBe(404);
+    // A client may send any method token: each is counted as `other`, so the labels stay bounded.
+    for (const method of ['BREW', 'CONSTRUCTOR', `X${randomUUID().replace(/-/g, '').toUpperCase()}`]) {
+      expect((await service.request(method, '/v2.0/events', { key: null })).status).toBe(405);
+    }
     expect((await service.json('POST', '/v2.0/events', { key: service.keys.public_key, body: { name: 'Pageview' } })).status).toBe(400);
     // D24: a stateless call whose event does not fit its schema (seconds was a number) drops it after the reply.
     await service.json('POST', '/ccs/v1/segmentation', { body: { user_id: randomUUID(), events: [{ name: 'Video', time: new Date().toISOString(), properties: { seconds: 1 } }] } });
@@ -48,6 +52,8 @@ describe('GET /metrics', () => {
     expect(moved('audience_http_requests_total', 'route="/v2.0/events",method="POST",status="200"')).toBe(3);
     expect(moved('audience_http_requests_total', 'route="/v2.0/events",method="POST",status="400"')).toBe(1);
     expect(moved('audience_http_requests_total', 'route="unmatched",method="GET",status="404"')).toBe(1);
+    expect(moved('audience_http_requests_total', 'route="unmatched",method="other",status="405"')).toBe(3);
+    expect(after).not.toMatch(/method="(BREW|CONSTRUCTOR|X[0-9A-F]{32}|function[^"]*)"/);
     // Three tracked events, the stateful call's one and the stateless call's none (its only event was dropped).
     expect(moved('audience_ingest_events_total')).toBe(4);
     expect(moved('audience_transitions_total', 'kind="entered"')).toBe(1);
