@@ -31,7 +31,8 @@ function dashboardDir(): string | undefined {
 export function registerDashboardRoutes(http: HttpServer): void {
   const cache = new Map<string, Reply>();
   const serve = (file: string): Reply => {
-    const type = FILES[file];
+    // Own entries only: `/dashboard/constructor` names no file (it used to reach Object's constructor: a 500).
+    const type = Object.hasOwn(FILES, file) ? FILES[file] : undefined;
     if (type === undefined) throw new ServiceError(3000, 'The requested resource does not exist.', `no dashboard file ${file}`);
     let reply = cache.get(file);
     if (reply === undefined) {
