@@ -11,6 +11,7 @@
 // whether the value is walked at all.
 
 import { Packr } from 'msgpackr';
+import { setOwn } from './own-keys.js';
 
 const MARK = Buffer.from('__proto_', 'latin1');
 const ESCAPABLE = /^__proto_+\0*$/;
@@ -95,8 +96,7 @@ export function mapKeys(value: unknown, rename: (key: string) => string): unknow
   const out: Record<string, unknown> = {};
   for (let i = 0; i < names.length; i++) {
     const name = names[i] as string;
-    if (name === '__proto__') Object.defineProperty(out, name, { value: items[i], writable: true, enumerable: true, configurable: true });
-    else out[name] = items[i];
+    setOwn(out, name, items[i]);
   }
   return out;
 }

@@ -3,6 +3,7 @@
 
 import type { HttpRequest } from 'uWebSockets.js';
 import { badBody } from '../errors.js';
+import { ownValue, setOwn } from '../own-keys.js';
 import type { RequestContext } from './types.js';
 import { assertWellFormedJson, decodeUtf8Body, mayHoldSurrogateEscape, parseQueryStrict } from './unicode.js';
 
@@ -29,10 +30,9 @@ export function normaliseMethod(lower: string): string {
 export function readHeaders(req: Pick<HttpRequest, 'forEach'>): Record<string, string> {
   const headers: Record<string, string> = {};
   req.forEach((name, value) => {
-    const previous = Object.hasOwn(headers, name) ? headers[name] : undefined;
+    const previous = ownValue(headers, name);
     const joined = previous === undefined ? value : `${previous}, ${value}`;
-    if (name === '__proto__') Object.defineProperty(headers, name, { value: joined, enumerable: true, writable: true, configurable: true });
-    else headers[name] = joined;
+    setOwn(headers, name, joined);
   });
   return headers;
 }

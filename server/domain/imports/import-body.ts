@@ -3,7 +3,7 @@
 import { badBody } from '../../errors.js';
 import { MAX_CODE, MAX_NAME, optionalDescription, requireObject, requireText, stringList } from './fields.js';
 import type { ImportKind, PropertyType, Relation } from './types.js';
-import { setOwn } from '../own-keys.js';
+import { setOwn } from '../../own-keys.js';
 
 export interface NewImport {
   readonly name: string;

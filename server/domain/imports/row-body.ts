@@ -5,7 +5,7 @@ import { badBody } from '../../errors.js';
 import { MAX_CODE, isPlainObject, requireObject, requireText } from './fields.js';
 import { readUserRef } from './user-ref.js';
 import type { PropertyType, UserRef } from './types.js';
-import { ownValue, setOwn } from '../own-keys.js';
+import { ownValue, setOwn } from '../../own-keys.js';
 
 export const MAX_ROWS = 10_000;
 

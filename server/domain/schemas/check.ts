@@ -1,7 +1,7 @@
 // Event schemas (D30): the type of each property path, inferred from the first event of a name and grown by later
 // ones. A pure check: the next schema (sharing unchanged parts), or the first mismatch with its path and types.
 
-import { ownValue, setOwn } from '../own-keys.js';
+import { ownValue, setOwn } from '../../own-keys.js';
 
 /** The type of one property: scalars, an object (its own properties) or a list of one type (`items` unknown while
  * only empty lists were seen, refined by the first element). */
