@@ -18,9 +18,13 @@ const ESCAPABLE = /^__proto_+\0*$/;
 const ESCAPED = /^__proto_+\0+$/;
 const indexOf = Buffer.prototype.indexOf;
 
-/** Whether encoded bytes may hold a key this module escapes or restores (one starting with `__proto_`). */
-export function mayHoldProtoKeys(bytes: Uint8Array): boolean {
-  return indexOf.call(bytes, MARK) >= 0;
+/**
+ * Whether encoded bytes (from `start` to `end`, by default all) may hold a key this module escapes or restores (one
+ * starting with `__proto_`). No allocation: a value inside a larger buffer is searched in place.
+ */
+export function mayHoldProtoKeys(bytes: Uint8Array, start = 0, end = bytes.byteLength): boolean {
+  const at = indexOf.call(bytes, MARK, start);
+  return at >= 0 && at + MARK.length <= end;
 }
 
 /** `pack(value)`, unless `value` holds a key `__proto_...`: then it is packed with those keys escaped. */
@@ -31,9 +35,12 @@ export function packKeepingKeys<B extends Uint8Array>(pack: (value: unknown) => 
   return escaped === value ? bytes : pack(escaped);
 }
 
-/** `value` as decoded by msgpackr from `bytes`, with escaped keys restored (the same value when there are none). */
-export function restoreKeys<T>(bytes: Uint8Array, value: T): T {
-  return mayHoldProtoKeys(bytes) ? (mapKeys(value, restoreKey) as T) : value;
+/**
+ * `value` as decoded by msgpackr from `bytes` (from `start` to `end`, by default all), with escaped keys restored
+ * (the same value when there are none).
+ */
+export function restoreKeys<T>(bytes: Uint8Array, value: T, start?: number, end?: number): T {
+  return mayHoldProtoKeys(bytes, start, end) ? (mapKeys(value, restoreKey) as T) : value;
 }
 
 /** msgpack with plain maps (read as objects), no record structures, every key kept: the cluster's messages. */

@@ -20,7 +20,7 @@ const METHODS: Readonly<Record<string, string>> = {
 /** uWS gives the method lower-cased. */
 export function normaliseMethod(lower: string): string {
   // Own entries only: a method named `constructor` is not Object's constructor.
-  return Object.hasOwn(METHODS, lower) ? (METHODS[lower] as string) : lower.toUpperCase();
+  return ownValue(METHODS, lower) ?? lower.toUpperCase();
 }
 
 /**

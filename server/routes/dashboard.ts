@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { HttpServer, Reply } from '../http/index.js';
 import { ServiceError } from '../errors.js';
+import { ownValue } from '../own-keys.js';
 
 const FILES: Readonly<Record<string, string>> = {
   'index.html': 'text/html; charset=utf-8',
@@ -32,7 +33,7 @@ export function registerDashboardRoutes(http: HttpServer): void {
   const cache = new Map<string, Reply>();
   const serve = (file: string): Reply => {
     // Own entries only: `/dashboard/constructor` names no file (it used to reach Object's constructor: a 500).
-    const type = Object.hasOwn(FILES, file) ? FILES[file] : undefined;
+    const type = ownValue(FILES, file);
     if (type === undefined) throw new ServiceError(3000, 'The requested resource does not exist.', `no dashboard file ${file}`);
     let reply = cache.get(file);
     if (reply === undefined) {

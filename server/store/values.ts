@@ -8,12 +8,12 @@ import { packKeepingKeys, restoreKeys } from '../msgpack-keys.js';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
+const pack = (value: unknown): Uint8Array => packr.pack(value) as Uint8Array;
+
 /** The stored bytes of a value (throws where the codec cannot encode it, e.g. a map of more than 65,535 keys). */
 export function encodeValue(value: unknown): Uint8Array {
   return packKeepingKeys(pack, value);
 }
-
-const pack = (value: unknown): Uint8Array => packr.pack(value) as Uint8Array;
 
 /** A stored value. Read through a plain Uint8Array view, so binary values come back as Uint8Array, not Buffer. */
 export function decodeValue<T>(bytes: Uint8Array): T {
@@ -29,7 +29,7 @@ export function decodeValues<T>(bytes: Uint8Array): T[] {
 /** The one value stored in `bytes` from `start` to `end` (exclusive), as `decodeValue` reads it. */
 export function decodeValueAt<T>(bytes: Uint8Array, start: number, end: number): T {
   const value = packr.unpack(plain(bytes), { start, end }) as T;
-  return restoreKeys(bytes.subarray(start, end), value);
+  return restoreKeys(bytes, value, start, end);
 }
 
 /** The first value stored in `bytes` from `start` on (more may follow it), and the offset just after it. */
@@ -43,7 +43,7 @@ export function decodeFirstValue<T>(bytes: Uint8Array, start: number): { value: 
     return false;
   });
   if (end < 0) throw new Error('no value to decode');
-  return { value: restoreKeys(rest.subarray(0, end - start), value as T), end };
+  return { value: restoreKeys(bytes, value as T, start, end), end };
 }
 
 /** Encoded values in one buffer of their own, one after another. */

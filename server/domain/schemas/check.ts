@@ -120,7 +120,8 @@ function checkObject(
   for (const name in object) {
     if (!Object.hasOwn(object, name)) continue;
     const value = object[name];
-    const before = ownField(grown ?? known, name);
+    // An own field only: `constructor` or `toString` are property names here, not inherited members.
+    const before = ownValue(grown ?? known, name);
     const next = checkValue(before, value, path === undefined ? undefined : `${path}.${name}`);
     if (isMismatch(next)) return next;
     if (next === before || next === undefined) continue;
@@ -130,11 +131,6 @@ function checkObject(
   }
   if (existing !== undefined && grown === undefined) return existing;
   return { type: 'object', properties: grown ?? known };
-}
-
-/** An own field only: `constructor` or `toString` are property names here, not inherited members. */
-function ownField(properties: Readonly<Record<string, FieldType>>, name: string): FieldType | undefined {
-  return ownValue(properties, name);
 }
 
 /**

@@ -9,12 +9,12 @@ import { packKeepingKeys, restoreKeys } from '../../msgpack-keys.js';
 const packr = new Packr({ useRecords: false, variableMapSize: true });
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, copyBuffers: true });
 
+const pack = (value: unknown): Buffer => packr.pack(value);
+
 /** The message in a buffer of its own (msgpackr answers views of a shared one), ready to transfer. */
 export function packMessage(value: unknown): Uint8Array {
   return new Uint8Array(packKeepingKeys(pack, value));
 }
-
-const pack = (value: unknown): Buffer => packr.pack(value);
 
 export function unpackMessage<T>(bytes: Uint8Array): T {
   return restoreKeys(bytes, unpackr.unpack(bytes) as T);
