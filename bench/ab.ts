@@ -173,6 +173,10 @@ function parseArgs(argv: readonly string[]): AbOptions {
   let rate: number | undefined;
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
+    if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`${USAGE}\n`);
+      process.exit(0);
+    }
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${arg} needs a value`);
     i++;
@@ -203,8 +207,19 @@ function parseArgs(argv: readonly string[]): AbOptions {
   return { variants, mode, users, rounds, seconds, rate };
 }
 
+const USAGE =
+  'usage: node dist/bench/ab.js --variant NAME=DIST[,FLAG...] [--variant ...] [--mode ingest|stateless] [--users N] [--rounds N]\n' +
+  '       [--seconds N] [--rate N]; a FLAG is a serve flag (--fsync), node:OPTION or env:NAME=VALUE (the header of bench/ab.ts)';
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const options = parseArgs(process.argv.slice(2));
+  let options: AbOptions;
+  try {
+    options = parseArgs(process.argv.slice(2));
+    if (options.variants.length === 0) throw new Error('at least one --variant is needed');
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n${USAGE}\n`);
+    process.exit(2);
+  }
   const runs = await runAb(options, (line) => process.stdout.write(`${line}\n`));
   for (const variant of options.variants) {
     const own = runs.filter((run) => run.variant === variant.name);

@@ -15,16 +15,19 @@ export function sequentialIds(space = 0): () => string {
   };
 }
 
-/** A Store that delegates and counts the batches written through it and the keys read by get and getMany. */
+/** A Store that delegates and counts the batches written through it, the reads (get, getMany) and the keys they read. */
 export class CountingStore implements Store {
   batches = 0;
+  reads = 0;
   keysRead = 0;
   constructor(readonly inner: Store = new MemoryStore()) {}
   get<T>(key: string): Promise<T | undefined> {
+    this.reads++;
     this.keysRead++;
     return this.inner.get<T>(key);
   }
   getMany<T>(keys: readonly string[]): Promise<Array<T | undefined>> {
+    this.reads++;
     this.keysRead += keys.length;
     return this.inner.getMany<T>(keys);
   }

@@ -7,6 +7,7 @@ import { BoundedCache } from './cache.js';
 import type { AliasPointer, UserAliasEntry, UserRecord } from './keys.js';
 import { aliasKey, parseUserAliasKey, userAliasKey, userAliasRange, userKey } from './keys.js';
 import { KeyedQueue } from '../keyed-queue.js';
+import { ReadAhead, type SharedRead } from './read-ahead.js';
 import { aliasUserId, isUuid } from './uuid.js';
 import type { AliasBody, AliasInput } from './validate.js';
 import { requireUuid } from './validate.js';
@@ -97,6 +98,8 @@ export class Identity {
   /** Bumped after every commit: a lookup made outside the queue caches what it read only if none happened since. */
   private generation = 0;
   private readonly newId: () => string;
+  /** The store reads of queued calls, issued as they arrive and shared (read-ahead.ts). */
+  private readonly readAhead: ReadAhead;
 
   constructor(
     private readonly store: Store,
@@ -106,6 +109,7 @@ export class Identity {
     const size = options.cacheSize ?? 100_000;
     this.aliasCache = new BoundedCache(size);
     this.userCache = new BoundedCache(size);
+    this.readAhead = new ReadAhead(store, () => this.generation);
   }
 
   /** `POST /v2.0/users`: a new anonymous user, recorded. */
@@ -138,7 +142,7 @@ export class Identity {
   async identify(org: string, userId: string, aliases: readonly AliasInput[]): Promise<string> {
     requireUuid(userId, 'user_id');
     const given = dedupe(aliases);
-    return this.execute(org, given, (pointers) => {
+    return this.execute(org, given, userId, (pointers) => {
       const winner = winnerOf(given, pointers);
       const target = winner < 0 ? userId : (pointers[winner] as string);
       return { result: () => target, target, rebind: indexesWhere(pointers, (pointer) => pointer !== target) };
@@ -152,7 +156,7 @@ export class Identity {
   async addAlias(org: string, userId: string, alias: AliasBody): Promise<AliasView> {
     requireUuid(userId, 'user_id');
     const view: AliasView = { id: alias.id, tag: alias.tag, platform_id: userId };
-    return this.execute(org, [alias], (pointers) => {
+    return this.execute(org, [alias], userId, (pointers) => {
       const current = pointers[0] ?? null;
       if (current !== null && current !== userId) {
         throw alreadyExists(`the alias (tag "${alias.tag}", id "${alias.id}") already points to another user`);
@@ -180,7 +184,7 @@ export class Identity {
    */
   async resolveForTrack(org: string, ident: TrackIdent): Promise<TrackResolution> {
     const { given, decide } = this.trackPlan(ident);
-    return this.execute<TrackResolution>(org, given, decide);
+    return this.execute<TrackResolution>(org, given, ident.user_id, decide);
   }
 
   /**
@@ -242,8 +246,9 @@ export class Identity {
     write: (users: string[], bindings: readonly BatchOp[]) => Promise<R>,
   ): Promise<R> {
     if (aliases.length === 0) return write([], []);
+    const ahead = this.readAhead.ask(this.uncachedKeys(org, aliases, this.cachedPointers(org, aliases), undefined));
     return this.queue.run(org, async () => {
-      const pointers = await this.lookupInQueue(org, aliases);
+      const pointers = await this.lookupInQueue(org, aliases, ahead);
       const ops: BatchOp[] = [];
       const users: string[] = [];
       const aliasUpdates: Array<readonly [string, string]> = [];
@@ -299,28 +304,31 @@ export class Identity {
    * Runs one read-decide-write on aliases. When nothing is queued for the organization (or no alias is given) and
    * the cache knows every alias as bound, a plan that writes nothing returns at once; otherwise the plan is made
    * inside the queue from the store's state and committed there, so concurrent calls behave as if run one by one
-   * in call order.
+   * in call order. What the cache lacks (the aliases, the user the call names) is read as the call arrives
+   * (read-ahead.ts) and used at its turn when no commit came between.
    */
   private async execute<R>(
     org: string,
     given: readonly AliasBody[],
+    named: string | undefined,
     decide: (pointers: Pointers) => Plan<R>,
   ): Promise<R> {
+    const cached = this.cachedPointers(org, given);
     // With no aliases the answer reads no alias, so queued writes cannot change it (users are never removed).
     if (given.length === 0 || !this.queue.isBusy(org)) {
-      const cached = this.cachedPointers(org, given);
       // Only when every alias is known: then no plan needs a new id, and most repeated calls write nothing.
       if (cached.every((pointer) => typeof pointer === 'string')) {
         const plan = decide(cached as Pointers);
         if (plan.rebind.length === 0 && this.knownFromCache(org, plan.target, cached as Pointers)) return plan.result(false);
       }
     }
+    const ahead = this.readAhead.ask(this.uncachedKeys(org, given, cached, named));
     return this.queue.run(org, async () => {
-      const pointers = await this.lookupInQueue(org, given);
+      const pointers = await this.lookupInQueue(org, given, ahead);
       const plan = decide(pointers);
       const ops: BatchOp[] = [];
       const users: string[] = [];
-      const targetCreated = !(await this.knownInQueue(org, plan.target, pointers));
+      const targetCreated = !(await this.knownInQueue(org, plan.target, pointers, ahead));
       if (targetCreated) {
         ops.push({ type: 'put', key: userKey(org, plan.target), value: { id: plan.target } satisfies UserRecord });
         users.push(plan.target);
@@ -365,24 +373,36 @@ export class Identity {
     return aliases.map((alias) => this.aliasCache.get(aliasKey(org, alias.tag, alias.id)));
   }
 
+  /** The store keys a queued call may read that the caches do not know: its aliases', and the user it names. */
+  private uncachedKeys(org: string, aliases: readonly AliasRef[], cached: CachedPointers, named: string | undefined): string[] {
+    const keys = aliases.flatMap((alias, index) => (cached[index] === undefined ? [aliasKey(org, alias.tag, alias.id)] : []));
+    if (named !== undefined && !this.userCache.has(userKey(org, named))) keys.push(userKey(org, named));
+    return keys;
+  }
+
   /** Pointers read inside the organization's queue: no write can interleave, so what is read is cached. */
-  private async lookupInQueue(org: string, aliases: readonly AliasRef[]): Promise<Pointers> {
-    return this.lookup(org, aliases, () => true);
+  private async lookupInQueue(org: string, aliases: readonly AliasRef[], ahead: SharedRead | undefined): Promise<Pointers> {
+    return this.lookup(org, aliases, () => true, ahead);
   }
 
   /** Pointers read outside the queue: cached only if no commit happened while the store was read. */
   private async lookupOutsideQueue(org: string, aliases: readonly AliasRef[]): Promise<Pointers> {
     const generation = this.generation;
-    return this.lookup(org, aliases, () => generation === this.generation);
+    return this.lookup(org, aliases, () => generation === this.generation, undefined);
   }
 
-  private async lookup(org: string, aliases: readonly AliasRef[], mayCache: () => boolean): Promise<Pointers> {
+  private async lookup(
+    org: string,
+    aliases: readonly AliasRef[],
+    mayCache: () => boolean,
+    ahead: SharedRead | undefined,
+  ): Promise<Pointers> {
     const cached = this.cachedPointers(org, aliases);
     const missing = aliases.flatMap((alias, index) =>
       cached[index] === undefined ? [aliasKey(org, alias.tag, alias.id)] : [],
     );
     if (missing.length === 0) return cached as Pointers;
-    const stored = await this.store.getMany<AliasPointer>(missing);
+    const stored = await this.readKeys<AliasPointer>(missing, ahead);
     const cacheable = mayCache();
     const read = new Map<string, string | null>();
     missing.forEach((storeKey, index) => {
@@ -409,10 +429,20 @@ export class Identity {
 
   /** Whether `u!` exists, read inside the queue (and cached when it does). A user some alias points to exists:
    * aliases are only ever pointed at recorded users. */
-  private async knownInQueue(org: string, user: string, pointers: Pointers): Promise<boolean> {
+  private async knownInQueue(org: string, user: string, pointers: Pointers, ahead: SharedRead | undefined): Promise<boolean> {
     if (this.knownFromCache(org, user, pointers)) return true;
-    const found = (await this.store.get<UserRecord>(userKey(org, user))) !== undefined;
+    const [record] = await this.readKeys<UserRecord>([userKey(org, user)], ahead);
+    const found = record !== undefined;
     if (found) this.userCache.set(userKey(org, user), true);
     return found;
+  }
+
+  /** The keys' stored values: those read ahead while still current (read-ahead.ts), the others read now. */
+  private async readKeys<T>(keys: readonly string[], ahead: SharedRead | undefined): Promise<Array<T | undefined>> {
+    const early = await this.readAhead.valuesOf(ahead);
+    const unread = early === undefined ? keys : keys.filter((key) => !early.has(key));
+    if (unread.length === keys.length) return this.store.getMany<T>(keys);
+    const fresh = unread.length === 0 ? [] : await this.store.getMany<T>(unread);
+    return keys.map((key) => (early?.has(key) === true ? (early.get(key) as T | undefined) : fresh[unread.indexOf(key)]));
   }
 }
