@@ -442,7 +442,8 @@ export class Identity {
     const early = await this.readAhead.valuesOf(ahead);
     const unread = early === undefined ? keys : keys.filter((key) => !early.has(key));
     if (unread.length === keys.length) return this.store.getMany<T>(keys);
-    const fresh = unread.length === 0 ? [] : await this.store.getMany<T>(unread);
-    return keys.map((key) => (early?.has(key) === true ? (early.get(key) as T | undefined) : fresh[unread.indexOf(key)]));
+    const fresh = new Map<string, T | undefined>();
+    if (unread.length > 0) (await this.store.getMany<T>(unread)).forEach((value, index) => fresh.set(unread[index] as string, value));
+    return keys.map((key) => (fresh.has(key) ? fresh.get(key) : (early?.get(key) as T | undefined)));
   }
 }
