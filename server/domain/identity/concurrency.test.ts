@@ -1,10 +1,14 @@
 // Identity under concurrency (D28): many overlapping identify / track / addAlias calls at once never leave an alias
 // pointing to two users nor lose one, and end exactly where the same calls run one by one in call order would.
 
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ServiceError } from '../../errors.js';
 import type { Store } from '../../store/contract.js';
 import { fromKeyPart } from '../../store/layout.js';
+import { openLevelStore } from '../../store/level.js';
 import { Identity } from './identity.js';
 import { CountingStore, dumpPrefix, seededRandom, sequentialIds } from '../../../test/support/identity.js';
 import type { AliasInput } from './validate.js';
@@ -148,6 +152,27 @@ describe('identity under concurrency (D28)', () => {
     const model = new SequentialModel(sequentialIds(5));
     expect(results).toEqual(calls.map((call) => model.apply(call)));
     expect((await readConsistentState(store)).pointers).toEqual(model.pointers);
+  });
+
+  it('over LevelDB with a cache of 3 entries (reads ahead of the queue, then at the turn): the same answers and end state', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'audience-identity-'));
+    const level = await openLevelStore(dir);
+    try {
+      const store = new CountingStore(level);
+      const identity = new Identity(store, { newId: sequentialIds(6), cacheSize: 3 });
+      const calls = randomCalls(4242, 300, ['identify', 'track', 'addAlias']);
+      const first = calls.slice(0, 150).map((call) => run(identity, call));
+      await Promise.resolve();
+      const results = await Promise.all([...first, ...calls.slice(150).map((call) => run(identity, call))]);
+      const model = new SequentialModel(sequentialIds(6));
+      expect(results).toEqual(calls.map((call) => model.apply(call)));
+      const state = await readConsistentState(store);
+      expect(state.pointers).toEqual(model.pointers);
+      expect(state.users).toEqual(model.users);
+    } finally {
+      await level.close();
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('a second instance reading the same store agrees after the storm (nothing only in a cache)', async () => {
