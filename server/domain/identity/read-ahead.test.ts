@@ -73,5 +73,14 @@ describe('identity reads ahead of its queue (D28)', () => {
     expect(await identity.resolveForTrack(ORG, { aliases: [alias(0)] })).toEqual({ userId: user(0), created: false });
     failures = 2;
     await expect(identity.resolveForTrack(ORG, { aliases: [alias(7)] })).rejects.toThrow('disk gone');
+    // A store that throws instead of rejecting: the same, and the process goes on.
+    let throwing = 1;
+    store.getMany = <T>(keys: readonly string[]) => {
+      if (throwing-- > 0) throw new Error('thrown');
+      return getMany<T>(keys);
+    };
+    const cold = new Identity(store, { newId: sequentialIds(6) });
+    expect(await cold.resolveForTrack(ORG, { aliases: [alias(0)] })).toEqual({ userId: user(0), created: false });
+    expect(throwing).toBe(-1); // the read ahead threw, the read at its turn answered
   });
 });

@@ -44,9 +44,15 @@ export class ReadAhead {
             if (this.next === started) this.next = undefined;
             started.generation = this.generation();
             const list = [...asked];
-            this.store.getMany(list).then(
+            // A failed read (rejected or thrown) answers nothing: the calls read for themselves and meet the error there.
+            let reading: Promise<unknown[]>;
+            try {
+              reading = this.store.getMany(list);
+            } catch {
+              reading = Promise.reject(new Error('read failed'));
+            }
+            reading.then(
               (values) => resolve(new Map(list.map((key, index) => [key, values[index]]))),
-              // The calls read for themselves then, and meet the error there.
               () => resolve(undefined),
             );
           };
