@@ -59,7 +59,7 @@ describe('keys kept through msgpack', () => {
     expect(shape(first.value)).toEqual(shape(values[0]));
     expect(first.end).toBe(secondStart);
     expect(shape(decodeFirstValue(all, thirdStart).value)).toEqual(shape(values[2]));
-    // A range is searched in place: the plain value between two with such keys holds none.
+    // A range is searched alone: the plain value between two with such keys holds none.
     expect(mayHoldProtoKeys(all, secondStart, thirdStart)).toBe(false);
     expect(mayHoldProtoKeys(all, 0, secondStart)).toBe(true);
     expect(mayHoldProtoKeys(all, thirdStart)).toBe(true);

@@ -20,11 +20,13 @@ const indexOf = Buffer.prototype.indexOf;
 
 /**
  * Whether encoded bytes (from `start` to `end`, by default all) may hold a key this module escapes or restores (one
- * starting with `__proto_`). No allocation: a value inside a larger buffer is searched in place.
+ * starting with `__proto_`). A range that ends before the buffer does is searched through a view of the range alone:
+ * the native search cannot be told where to stop, and searching on to the buffer's end made reading each value of a
+ * long replay cost as much as the rest of the replay (quadratic in its length).
  */
 export function mayHoldProtoKeys(bytes: Uint8Array, start = 0, end = bytes.byteLength): boolean {
-  const at = indexOf.call(bytes, MARK, start);
-  return at >= 0 && at + MARK.length <= end;
+  if (end < bytes.byteLength) return indexOf.call(bytes.subarray(start, end), MARK) >= 0;
+  return indexOf.call(bytes, MARK, start) >= 0;
 }
 
 /** `pack(value)`, unless `value` holds a key `__proto_...`: then it is packed with those keys escaped. */
@@ -40,6 +42,8 @@ export function packKeepingKeys<B extends Uint8Array>(pack: (value: unknown) => 
  * (the same value when there are none).
  */
 export function restoreKeys<T>(bytes: Uint8Array, value: T, start?: number, end?: number): T {
+  // A string or number holds no key: nothing to search for (the engine reader decodes non-ASCII strings one by one).
+  if (typeof value !== 'object' || value === null) return value;
   return mayHoldProtoKeys(bytes, start, end) ? (mapKeys(value, restoreKey) as T) : value;
 }
 

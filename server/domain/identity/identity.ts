@@ -86,6 +86,10 @@ function dedupe<A extends AliasRef>(aliases: readonly A[]): A[] {
   });
 }
 
+/** The store keys of the aliases the cache does not know. */
+const uncachedAliasKeys = (org: string, aliases: readonly AliasRef[], cached: CachedPointers): string[] =>
+  aliases.flatMap((alias, index) => (cached[index] === undefined ? [aliasKey(org, alias.tag, alias.id)] : []));
+
 const indexesWhere = (pointers: Pointers, keep: (pointer: string | null) => boolean): number[] =>
   pointers.flatMap((pointer, index) => (keep(pointer) ? [index] : []));
 
@@ -375,7 +379,7 @@ export class Identity {
 
   /** The store keys a queued call may read that the caches do not know: its aliases', and the user it names. */
   private uncachedKeys(org: string, aliases: readonly AliasRef[], cached: CachedPointers, named: string | undefined): string[] {
-    const keys = aliases.flatMap((alias, index) => (cached[index] === undefined ? [aliasKey(org, alias.tag, alias.id)] : []));
+    const keys = uncachedAliasKeys(org, aliases, cached);
     if (named !== undefined && !this.userCache.has(userKey(org, named))) keys.push(userKey(org, named));
     return keys;
   }
@@ -398,9 +402,7 @@ export class Identity {
     ahead: SharedRead | undefined,
   ): Promise<Pointers> {
     const cached = this.cachedPointers(org, aliases);
-    const missing = aliases.flatMap((alias, index) =>
-      cached[index] === undefined ? [aliasKey(org, alias.tag, alias.id)] : [],
-    );
+    const missing = uncachedAliasKeys(org, aliases, cached);
     if (missing.length === 0) return cached as Pointers;
     const stored = await this.readKeys<AliasPointer>(missing, ahead);
     const cacheable = mayCache();
