@@ -88,11 +88,14 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
     const { wire } = generateWireCohorts(SEED, 100);
     await seedWorkload(server.url, keys, { seed: SEED, users: options.users, cohorts: wire, connections: 64 }, log);
     const stateless = new StatelessBodies(SEED);
-    const prepared: { id: string; state: string }[] = [];
-    if (options.mode === 'stateless') {
+    // As in bench/http.ts, each server under test prepares the states its stateless calls pass back (one call without
+    // state per user), so that a server keeps what it sealed (routes/segmentation/recent-states.ts) as it would.
+    let prepared: { id: string; state: string }[] = [];
+    const prepare = async (url: string): Promise<void> => {
+      prepared = [];
       for (let i = 0; i < STATELESS_USERS; i++) {
         const id = userIdOf(SEED, i);
-        const response = await fetch(`${server.url}/ccs/v1/segmentation/stateless`, {
+        const response = await fetch(`${url}/ccs/v1/segmentation/stateless`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', 'x-api-key': keys.publicKey },
           body: stateless.initial(id),
@@ -101,7 +104,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
         if (response.status !== 200) throw new Error(`preparing a stateless user answered ${response.status}`);
         prepared.push({ id, state: JSON.stringify(json.state) });
       }
-    }
+    };
     await server.stop();
     const track = new TrackBodies(SEED, options.users);
     const headers = { 'x-api-key': keys.publicKey };
@@ -123,6 +126,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
         try {
           // As the bench's restarted servers: one track call per user first, so the users are resident.
           await sendAll(server.url, '/v2.0/events', headers, options.users, (i) => track.forUser(i), { connections: 50 });
+          if (options.mode === 'stateless') await prepare(server.url);
           await waitForIdle(server.pid, 60);
           const b = options.rate === undefined ? await runLoad(target(baseline.url), load) : undefined;
           await waitForIdle(server.pid, 60);
@@ -145,7 +149,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
           log(
             `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, ${b === undefined ? 'fixed rate' : `baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}`}, ` +
               `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), ` +
-              `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms${Number.isFinite(run.ownersMs) ? ` (${run.ownersMs.toFixed(2)} with the owners)` : ''}, non-2xx ${a.non2xx}`,
+              `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms${Number.isFinite(run.ownersMs) ? ` (${run.ownersMs.toFixed(2)} with the owners)` : ''}${Number.isFinite(usage.keptStateShare) ? `, stateless states kept ${(usage.keptStateShare * 100).toFixed(0)} %` : ''}, non-2xx ${a.non2xx}`,
           );
         } finally {
           await server.stop();

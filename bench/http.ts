@@ -80,7 +80,7 @@ type Runs = [LoadResult[], LoadResult[], RunUsage[]];
 
 const describeUsage = (u: RunUsage): string =>
   `server ${u.serverCores.toFixed(2)} cores (main thread ${u.mainCores.toFixed(2)}, busiest other ${u.busiestOtherCores.toFixed(2)}), load generator ${u.loadGeneratorCores.toFixed(2)}` +
-  (Number.isFinite(u.eventsPerGroup) ? `, ${u.eventsPerGroup.toFixed(1)} events per group, ${u.groupMs.toFixed(1)} ms per group${Number.isFinite(u.ownersMs) ? ` (${u.ownersMs.toFixed(1)} with the owners)` : ''}, ${u.groupsPerBatch.toFixed(2)} groups per store batch, ${(u.residentShare * 100).toFixed(0)} % of users resident, ${u.snapshotsPerThousand.toFixed(0)} snapshots and ${u.deadlinesPerThousand.toFixed(0)} deadline re-evaluations per 1,000 events` : '');
+  (Number.isFinite(u.eventsPerGroup) ? `, ${u.eventsPerGroup.toFixed(1)} events per group, ${u.groupMs.toFixed(1)} ms per group${Number.isFinite(u.ownersMs) ? ` (${u.ownersMs.toFixed(1)} with the owners)` : ''}, ${u.groupsPerBatch.toFixed(2)} groups per store batch, ${(u.residentShare * 100).toFixed(0)} % of users resident${Number.isFinite(u.keptStateShare) ? ` (stateless states kept ${(u.keptStateShare * 100).toFixed(0)} %)` : ''}, ${u.snapshotsPerThousand.toFixed(0)} snapshots and ${u.deadlinesPerThousand.toFixed(0)} deadline re-evaluations per 1,000 events` : '');
 
 const describe = (r: LoadResult): string =>
   `${Math.round(r.rps).toLocaleString('en')} req/s, p50 ${r.latency.p50.toFixed(2)} ms, p99 ${r.latency.p99.toFixed(2)} ms` +

@@ -2,8 +2,8 @@
 // busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load
 // generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
 // each ingest group committed, how long a group took from start to commit (and how much of it was the owners' round
-// trip), how many groups shared a store batch, how many state lookups found the user resident, how many state
-// snapshots were written and how many users were re-evaluated at a deadline (D36) per event. So each HTTP row also
+// trip), how many groups shared a store batch, how many state lookups found the user resident (and how many stateless
+// calls started from a state the server kept since sealing it), how many state snapshots were written and how many users were re-evaluated at a deadline (D36) per event. So each HTTP row also
 // says what bounded it.
 
 import { threadCpuTicks, type Running } from './processes.js';
@@ -27,6 +27,11 @@ export interface RunUsage {
   readonly groupsPerBatch: number;
   /** Share of the state lookups that found the user resident (the others loaded a snapshot and later events). */
   readonly residentShare: number;
+  /**
+   * Share of the stateless calls with a state sent back that started from a copy the server kept since it sealed it
+   * (routes/segmentation/recent-states.ts); NaN when there were none.
+   */
+  readonly keptStateShare: number;
   /** Users' state snapshots written per 1,000 events stored. */
   readonly snapshotsPerThousand: number;
   /** Users re-evaluated at a deadline (D36) per 1,000 events stored (each re-evaluation also writes a snapshot). */
@@ -41,6 +46,8 @@ interface Counters {
   readonly batches: number;
   readonly hits: number;
   readonly misses: number;
+  readonly kept: number;
+  readonly opened: number;
   readonly snapshots: number;
   readonly deadlines: number;
 }
@@ -60,6 +67,8 @@ async function counters(url: string): Promise<Counters | undefined> {
       batches: read('audience_ingest_store_batches_total'),
       hits: read('audience_state_cache_hits_total'),
       misses: read('audience_state_cache_misses_total'),
+      kept: read('audience_stateless_recent_state_hits_total'),
+      opened: read('audience_stateless_recent_state_misses_total'),
       snapshots: read('audience_state_snapshots_total'),
       deadlines: read('audience_deadlines_evaluated_total'),
     };
@@ -90,6 +99,8 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
   const moved = (name: keyof Counters): number => (metricsAfter !== undefined && metricsBefore !== undefined ? metricsAfter[name] - metricsBefore[name] : Number.NaN);
   const groups = moved('groups');
   const hits = moved('hits');
+  const kept = moved('kept');
+  const keptOrOpened = kept + moved('opened');
   return {
     result,
     usage: {
@@ -102,6 +113,7 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
       ownersMs: (moved('ownersSeconds') * 1000) / groups,
       groupsPerBatch: groups / moved('batches'),
       residentShare: hits / (hits + moved('misses')),
+      keptStateShare: keptOrOpened > 0 ? kept / keptOrOpened : Number.NaN,
       snapshotsPerThousand: (moved('snapshots') * 1000) / moved('events'),
       deadlinesPerThousand: (moved('deadlines') * 1000) / moved('events'),
     },

@@ -7,6 +7,6 @@ export * from './errors.js';
 export type * from './query/ast.js';
 export { compilePlan, Plan } from './plan/index.js';
 export type { CompileOptions } from './plan/index.js';
-export { newUserState, segment, evaluateAt, nextDeadline, encodeState, decodeState, slotSetOf, membershipsOf, missingSlots, adoptSlots, packState, unpackState, STATE_FORMAT } from './state/index.js';
+export { newUserState, cloneState, segment, evaluateAt, nextDeadline, encodeState, decodeState, slotSetOf, membershipsOf, missingSlots, adoptSlots, packState, unpackState, STATE_FORMAT } from './state/index.js';
 export type { EncodeOptions, DecodeOptions } from './state/index.js';
 export type { UserState, SegmentResult } from './state/index.js';

@@ -112,7 +112,11 @@ export function createServers(
   registerAliasLookupRoute(http, services);
   registerEventsRoutes(http, services);
   registerCohortInsightsRoutes(http, services);
-  const segmentation = registerSegmentationRoutes(http, services, { log, ...extra.segmentation });
+  const segmentation = registerSegmentationRoutes(http, services, {
+    log,
+    ...(options.limits?.statelessCacheBytes === undefined ? {} : { recentStateBytes: options.limits.statelessCacheBytes }),
+    ...extra.segmentation,
+  });
   registerTaxonomyRoutes(http, services);
   registerReactionsRoutes(http, services);
   registerStreamRoute(http, services);
@@ -120,7 +124,7 @@ export function createServers(
   registerOpenApiRoute(http, packageVersion());
   registerDashboardRoutes(http);
   if (options.metrics !== false) {
-    const created = createMetrics(services, options.dataDir, () => segmentation.totals().dropped);
+    const created = createMetrics(services, options.dataDir, { dropped: () => segmentation.totals().dropped, recentStates: () => segmentation.recentStates() });
     metrics = created;
     http.route('GET', '/metrics', 'plain', async () => ({ status: 200, text: await created.registry.metrics(), contentType: created.registry.contentType }), { body: 'none' });
   }

@@ -17,7 +17,13 @@ export interface ServiceMetrics {
 /** Bucket bounds in seconds for latencies from a fraction of a millisecond to a minute. */
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
-export function createMetrics(services: Services, dataDir: string, droppedEvents: () => number): ServiceMetrics {
+/** What the stateless route reports (routes/segmentation: its handle's totals and recentStates). */
+export interface StatelessMetrics {
+  dropped(): number;
+  recentStates(): { readonly hits: number; readonly misses: number; readonly bytes: number };
+}
+
+export function createMetrics(services: Services, dataDir: string, stateless: StatelessMetrics): ServiceMetrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'audience_' });
   const requests = new Counter({ name: 'audience_http_requests_total', help: 'HTTP requests answered, by route pattern, method and status.', labelNames: ['route', 'method', 'status'] as const, registers: [registry] });
@@ -43,7 +49,10 @@ export function createMetrics(services: Services, dataDir: string, droppedEvents
   new Gauge({ name: 'audience_deadlines_in_flight', help: 'Deadline re-evaluations queued and not yet committed (D36).', registers: [registry], collect() { this.set(pipeline.deadlineStats()?.inFlight ?? 0); } });
   new Gauge({ name: 'audience_deliveries_in_flight', help: 'Webhook attempts under way (D37).', registers: [registry], collect() { this.set(loop.stats().inFlight); } });
   new Gauge({ name: 'audience_stream_clients', help: 'Live stream subscribers (D38).', registers: [registry], collect() { this.set(stream.clients); } });
-  new Counter({ name: 'audience_events_dropped_total', help: 'Stateless segmentation events dropped by asynchronous validation (D24).', registers: [registry], collect() { this.reset(); this.inc(droppedEvents()); } });
+  new Counter({ name: 'audience_events_dropped_total', help: 'Stateless segmentation events dropped by asynchronous validation (D24).', registers: [registry], collect() { this.reset(); this.inc(stateless.dropped()); } });
+  new Counter({ name: 'audience_stateless_recent_state_hits_total', help: 'Stateless calls whose state sent back was one sealed lately and kept decoded (no decryption, decoding or new binding).', registers: [registry], collect() { this.reset(); this.inc(stateless.recentStates().hits); } });
+  new Counter({ name: 'audience_stateless_recent_state_misses_total', help: 'Stateless calls whose state sent back was opened from its bytes (sealed elsewhere, long ago, or under another plan).', registers: [registry], collect() { this.reset(); this.inc(stateless.recentStates().misses); } });
+  new Gauge({ name: 'audience_stateless_recent_state_bytes', help: 'Estimated bytes of the states the stateless route sealed lately and keeps decoded (--stateless-cache-bytes).', registers: [registry], collect() { this.set(stateless.recentStates().bytes); } });
   new Gauge({
     name: 'audience_backfill_users_remaining',
     help: 'Users a running backfill sweep or offline computation still has to visit, over all cohorts (D19, D20).',

@@ -64,6 +64,11 @@ export interface ServiceLimits {
   readonly decodedStates?: number;
   /** Bytes the cache of users' imported-data contexts may hold (default a sixty-fourth of the memory, 16-512 MiB). */
   readonly contextCacheBytes?: number;
+  /**
+   * Bytes the stateless route's recently sealed states may hold decoded (routes/segmentation/recent-states.ts; default
+   * a 256th of the memory, 16-256 MiB; 0 disables it).
+   */
+  readonly statelessCacheBytes?: number;
   /** Distinct event names per organization (default 10,000). */
   readonly maxEventNames?: number;
   /** Bytes the cache of event schemas may hold (default 64 MiB). */

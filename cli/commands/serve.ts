@@ -10,6 +10,7 @@ import { parseCorsOrigin } from '../../server/http/cors.js';
 import { initialiseDataDir } from '../../server/bootstrap.js';
 import { defaultStateCacheBytes } from '../../server/ingest/index.js';
 import { defaultContextCacheBytes } from '../../server/domain/imports/index.js';
+import { defaultRecentStateBytes } from '../../server/routes/segmentation/recent-states.js';
 import { describeKeys, serveUrl } from './init.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
 import { coalesceLines } from '../../server/log.js';
@@ -33,6 +34,7 @@ interface ServeOptions {
   stateCacheBytes?: string;
   decodedStates?: string;
   contextCacheBytes?: string;
+  statelessCacheBytes?: string;
   maxEventNames: string;
   schemaCacheBytes: string;
   deliveryHorizon: string;
@@ -79,6 +81,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`))
     .addOption(envOption('--decoded-states <n>', "users' states each partition owner keeps decoded (an event costs the engine step alone); the owner holds its other resident states packed (only what differs from an empty state, its flags two to a byte), unpacking one when its user is next computed (default: no limit, all decoded)"))
     .addOption(envOption('--context-cache-bytes <bytes>', `memory for users' imported data (segment memberships, connections rows) read for the engine; least recently used ones are forgotten (D40; default ${defaultContextCacheBytes()}: a sixty-fourth of this machine's memory, 16 to 512 MiB)`))
+    .addOption(envOption('--stateless-cache-bytes <bytes>', `memory for the states stateless segmentation sealed lately, kept decoded: a call sending one back starts from it without decrypting, decoding or binding it; least recently used ones are forgotten, 0 keeps none (D40; default ${defaultRecentStateBytes()}: a 256th of this machine's memory, 16 to 256 MiB)`))
     .addOption(envOption('--max-event-names <n>', 'distinct event names per organization (D40)', '10000'))
     .addOption(envOption('--schema-cache-bytes <bytes>', 'memory for cached event schemas; least recently used ones are evicted (D40)', String(64 * 1024 * 1024)))
     .addOption(envOption('--delivery-horizon <hours>', 'how long a failing webhook delivery is retried before it is marked failed (D37)', '24'))
@@ -133,6 +136,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
             stateCacheBytes: options.stateCacheBytes === undefined ? undefined : parseInteger(options.stateCacheBytes, '--state-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
             decodedStates: options.decodedStates === undefined ? undefined : parseInteger(options.decodedStates, '--decoded-states', 1, 100_000_000),
             contextCacheBytes: options.contextCacheBytes === undefined ? undefined : parseInteger(options.contextCacheBytes, '--context-cache-bytes', 0, Number.MAX_SAFE_INTEGER),
+            statelessCacheBytes: options.statelessCacheBytes === undefined ? undefined : parseInteger(options.statelessCacheBytes, '--stateless-cache-bytes', 0, Number.MAX_SAFE_INTEGER),
             maxEventNames: parseInteger(options.maxEventNames, '--max-event-names', 1, 100_000_000),
             schemaCacheBytes: parseInteger(options.schemaCacheBytes, '--schema-cache-bytes', 1, Number.MAX_SAFE_INTEGER),
           },

@@ -17,7 +17,7 @@ export const VIEW_GIVEN = 2;
  */
 const NO_TUPLES: ReadonlyMap<number, unknown> = new Map();
 const NO_CODES: readonly number[] = Object.freeze([]);
-const NO_SLOTS: ReadonlySet<number> = new Set();
+export const NO_SLOTS: ReadonlySet<number> = new Set();
 
 export class UserState implements SlotStore {
   /** Events processed so far. */
@@ -189,7 +189,7 @@ export function bindState(state: UserState, plan: Plan): void {
  * One allocation per state: the numbers, then the flags (membership, clause results, cohort states); `reuse` (a
  * buffer `packState` released, every byte of which the caller overwrites) when it has the size.
  */
-function allocate(plan: Plan, reuse?: ArrayBuffer): { nums: Float64Array; flags: Uint8Array } {
+export function allocate(plan: Plan, reuse?: ArrayBuffer): { nums: Float64Array; flags: Uint8Array } {
   const flagCount = 2 * plan.cohorts.length + plan.clauseTests.length;
   const size = plan.numCount * Float64Array.BYTES_PER_ELEMENT + flagCount;
   const buffer = reuse !== undefined && reuse.byteLength === size ? reuse : new ArrayBuffer(size);

@@ -74,6 +74,7 @@ describe('usage table', () => {
         ownersMs: spreadOf([4.25]),
         groupsPerBatch: spreadOf([1.25]),
         residentShare: spreadOf([0.875]),
+        keptStateShare: spreadOf([Number.NaN]),
         snapshotsPerThousand: spreadOf([12.4]),
         deadlinesPerThousand: spreadOf([3.2]),
       },
@@ -100,6 +101,15 @@ describe('usage table', () => {
     const text = renderResults(results(true));
     expect(text).toContain('Where the cores went');
     expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms (4.25 ms with the owners) | 1.25 | 88 % | 12 | 3 |');
+  });
+
+  it('says, for stateless calls, the share that started from a state the server kept since sealing it', () => {
+    const base = results(true);
+    if (!base.http?.ok || base.http.value.ingest === undefined) throw new Error('the fixture has an ingestion result');
+    const measured = base.http.value.ingest;
+    const stateless = { ...measured, usage: { ...(measured.usage as NonNullable<Comparison['usage']>), keptStateShare: spreadOf([0.994]) }, stateBytes: 681 };
+    const text = renderResults({ ...base, http: { ...base.http, value: { ...base.http.value, stateless } } });
+    expect(text).toContain('| (3) stateless | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms (4.25 ms with the owners) | 1.25 | 88 %; stateless states kept 99 % | 12 | 3 |');
   });
 
   it('leaves the columns an older run did not measure empty', () => {

@@ -72,7 +72,8 @@ async function createCohort(services: Services, workspaceId: string, name: strin
   return cohort.code;
 }
 
-export async function startSegmentationHarness(): Promise<SegmentationHarness> {
+/** `recentStateBytes`: the route's recently sealed states (default its own default; 0 opens every state sent back). */
+export async function startSegmentationHarness(options: { readonly recentStateBytes?: number } = {}): Promise<SegmentationHarness> {
   const dir = await mkdtemp(join(tmpdir(), 'audience-segmentation-'));
   const store = await openLevelStore(join(dir, 'data'));
   const services = await openServices(store, { threads: 0 });
@@ -92,7 +93,7 @@ export async function startSegmentationHarness(): Promise<SegmentationHarness> {
 
   const log = process.env['SEGMENTATION_TEST_LOG'] === '1' ? (line: string) => console.error(line) : () => undefined;
   const http = createHttpServer({ host: '127.0.0.1', port: 0, trustProxy: true, log });
-  const segmentation = registerSegmentationRoutes(http, services, { log });
+  const segmentation = registerSegmentationRoutes(http, services, { log, ...options });
   const { url } = await http.listen();
 
   const call = async (path: string, body: unknown, options: CallOptions = {}): Promise<CallResult> => {

@@ -8,7 +8,7 @@ export interface CachedUser {
   readonly org: string;
   readonly user: string;
   readonly partition: number;
-  /** Bytes the owner's resident state holds (its estimate, worker/work.ts residentBytes). */
+  /** Bytes the owner's resident state holds (its estimate, state/bytes.ts residentBytes). */
   size: number;
   /** Sorted cohort codes of the state (`toMemberCodes`; read them with `fromMemberCodes`). */
   memberships: MemberCodes;

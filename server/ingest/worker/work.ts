@@ -23,6 +23,7 @@ import { unpackEngineEvents, type PackedEvents } from '../../domain/events/recor
 import { contextFromData, type ContextData } from '../tick/context.js';
 import { referencesOf } from '../plan-info.js';
 import type { ResidentStates } from './resident-states.js';
+import { residentBytes } from '../state/bytes.js';
 
 /** One queued item of a user, in arrival order: an append's new events, a re-evaluation (E20), or a read. */
 export type WorkStep =
@@ -223,21 +224,6 @@ export function runWork(task: WorkTask, cache: PlanCache, residents: Residents):
   const groups = task.groups.map((group, g) => group.users.map((user) => runUser(plans[g] as Plan, user, residents, cache)));
   const replays = task.replays?.map((group, g) => group.items.map((item) => runReplay(replayPlans[g] as Plan, item)));
   return { groups, ...(replays === undefined ? {} : { replays }), ...(snapshots === undefined ? {} : { snapshots }) };
-}
-
-/**
- * An estimate of the bytes a decoded state holds (D40: the LRU is bounded in bytes): its typed arrays, ring objects
- * and keys, plus about 2,000 bytes of objects around them (the state, its maps and sets, the arrays' headers and
- * backing-store overhead), measured with the benchmark's 100 cohorts (heap + array buffers ≈ 6.3 KB a user, 4 KB of
- * which are the arrays).
- */
-export function residentBytes(state: UserState): number {
-  let bytes = 2000 + state.nums.byteLength + state.flags.byteLength + 8 * state.objs.length;
-  for (const obj of state.objs) {
-    if (obj instanceof Uint8Array) bytes += 100 + obj.byteLength;
-    else if (Array.isArray(obj)) bytes += 32 + 8 * obj.length;
-  }
-  return bytes + 2 * ((state.sessionKey?.length ?? 0) + (state.viewKey?.length ?? 0));
 }
 
 function runReplay(plan: Plan, item: ReplayItem): ReplayResult {

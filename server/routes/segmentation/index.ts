@@ -46,6 +46,7 @@ import { parseSegmentationBody, toEngineEvents, toNewEvents, type SegmentationEv
 import { PlanCache } from './plans.js';
 import { Publisher, type SegmentationStats } from './publish.js';
 import { StateSigner, type PersistSlotSet } from './state.js';
+import { RecentStates, defaultRecentStateBytes } from './recent-states.js';
 
 export type { SegmentationStats } from './publish.js';
 
@@ -55,6 +56,8 @@ export interface SegmentationHandle {
   /** Summed over every organization (metrics). */
   totals(): SegmentationStats;
   published(org?: string): Promise<void>;
+  /** The states sealed lately and kept decoded: calls that started from one, calls that opened theirs, bytes held. */
+  recentStates(): ReturnType<RecentStates['stats']>;
 }
 export { stateSecretKey, slotSetKey, type InternalState } from './state.js';
 export { MAX_SEGMENTATION_EVENTS } from './body.js';
@@ -77,6 +80,8 @@ export interface SegmentationOptions {
    * through the control plane, so that a state sealed on one node opens on every other after a plan change.
    */
   readonly persistSlotSet?: PersistSlotSet;
+  /** Bytes the states sealed lately may hold decoded (recent-states.ts; default `defaultRecentStateBytes()`; 0: none). */
+  readonly recentStateBytes?: number;
 }
 
 const SWITCH = 'synchronous-validation';
@@ -91,6 +96,7 @@ export function registerSegmentationRoutes(
   const plans = new PlanCache(cohorts);
   const signer = new StateSigner(services.store, options.createStateSecret, options.persistSlotSet);
   const publisher = new Publisher({ schemas, pipeline, log });
+  const recent = new RecentStates(options.recentStateBytes ?? defaultRecentStateBytes());
 
   // D6: public keys may call both routes; D7: a private key still needs a secure transport.
   const authenticate = (ctx: RequestContext): Principal => authenticateClient(tenancy, ctx);
@@ -122,10 +128,12 @@ export function registerSegmentationRoutes(
 
       const user = await identity.resolveStateless(org, body.ident);
       const plan = plans.planFor(org);
-      const prior = body.internalState === undefined ? undefined : await signer.open(org, user, body.internalState, plan);
+      const prior =
+        body.internalState === undefined ? undefined : (recent.take(org, user, body.internalState, plan) ?? (await signer.open(org, user, body.internalState, plan)));
       const result = segment(plan, prior?.state ?? newUserState(), toEngineEvents(body.events), await contextFor(org, user));
       const entries = entryTimes(prior?.entries, result.transitions, result.memberships, result.state.time);
       const internal = await signer.seal(org, user, result.state, entries);
+      recent.remember(org, user, internal, result.state, entries);
 
       const visible = visibleCodes(principal, result.memberships);
       const external: Record<string, { entered_at: string }> = {};
@@ -166,7 +174,12 @@ export function registerSegmentationRoutes(
     },
     { body: 'required', cors: 'public' },
   );
-  return { stats: (org) => publisher.stats(org), totals: () => publisher.totals(), published: (org) => publisher.published(org) };
+  return {
+    stats: (org) => publisher.stats(org),
+    totals: () => publisher.totals(),
+    published: (org) => publisher.published(org),
+    recentStates: () => recent.stats(),
+  };
 }
 
 /** D21: the validation switch; absent is false. */
