@@ -23,6 +23,7 @@ describe('RecentStates', () => {
   it('hands out a copy of the state sealed as that string for that organization and user, as often as asked', () => {
     const recent = new RecentStates(10 * 1024 ** 2);
     const state = stateAfter(1, 30);
+    state.context = { inImportedSegment: () => true, connectionRows: () => [], constant: true };
     const bytes = [...encodeState(state)];
     recent.remember('org', 'user', sealed('AAAA'), state, new Map([[3, T0]]));
     const first = recent.take('org', 'user', sealed('AAAA'), PLAN);
@@ -30,6 +31,8 @@ describe('RecentStates', () => {
     expect(first?.state).not.toBe(state);
     expect([...encodeState(first!.state)]).toEqual(bytes);
     expect(first?.entries).toEqual(new Map([[3, T0]]));
+    // The imported data it was decided with is not kept alive (nor counted): the copy asks the context again.
+    expect(first?.state.context).toBeUndefined();
     // Stepping the copy (and changing its entries) leaves what is kept as it was: the same string gives it again.
     const gen = new SampleGenerator(2);
     segment(PLAN, first!.state, gen.events(10, T0 + 86_400_000), gen.context());

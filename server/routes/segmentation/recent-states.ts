@@ -45,10 +45,13 @@ export class RecentStates {
 
   /**
    * Keeps `state`, which was just sealed as `sealed` for (org, user): the caller hands it over and never steps it
-   * again. A state bound to no plan is not kept.
+   * again. A state bound to no plan is not kept. The imported data it was last decided with is let go (it is not
+   * counted in the bytes, and the context cache may have dropped it): a copy's next step asks the context again for
+   * the cohorts that read it, as a state opened from its bytes does.
    */
   remember(org: string, user: string, sealed: InternalState, state: UserState, entries: ReadonlyMap<number, number>): void {
     if (this.sealed === undefined || state.plan === undefined) return;
+    state.context = undefined;
     this.sealed.set(keyOf(org, user, sealed.c), { state, entries });
   }
 
