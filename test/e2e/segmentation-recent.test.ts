@@ -1,8 +1,8 @@
 // Issue 12, stateless segmentation at its own speed: a state sent back that this process sealed lately starts from
 // the copy it kept decoded (routes/segmentation/recent-states.ts) instead of being opened from its bytes. Exactly the
 // same answers either way: two servers, one keeping states and one opening every state (0 bytes), get the same calls
-// (chained states, an older state sent again, one state sent by two calls at once) and must answer the same cohorts,
-// entry times and sealed contents.
+// (chained states, an older state sent again, one state sent by two calls at once, a state sealed under an older
+// plan) and must answer the same cohorts, entry times and sealed contents.
 
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -75,6 +75,20 @@ describe('states kept decoded (issue 12): the same answers as states opened from
     // Every state sent back to the keeping server was one it had sealed: none was opened from its bytes there.
     expect(kept.segmentation.recentStates().hits - hitsBefore).toBe(withState);
     expect(opened.segmentation.recentStates()).toEqual({ hits: 0, misses: 0, bytes: 0, entries: 0 });
+  });
+
+  it('a state sealed under an older plan is opened once, then kept: sent again, it starts from the kept copy', async () => {
+    const user = randomUUID();
+    const session = randomUUID();
+    const first = await both(user, events(3, session));
+    const codes = await Promise.all([kept, opened].map((h) => h.addCohort('clicked twice', { event: 'Click', frequency: { greater_than_or_equal_to: 2 } })));
+    expect(codes[0]).toBe(codes[1]);
+    const before = kept.segmentation.recentStates();
+    await both(user, events(2, session), first); // sealed under the plan before: opened, bound to the new plan, kept
+    await both(user, events(1, session), first); // the same state again: from the kept copy
+    await both(user, events(2, session), first);
+    const after = kept.segmentation.recentStates();
+    expect({ hits: after.hits - before.hits, misses: after.misses - before.misses }).toEqual({ hits: 2, misses: 1 });
   });
 
   it('a state the keeping server did not seal, or sealed for another user, is opened (or refused) as before', async () => {

@@ -53,6 +53,8 @@ export interface SegmentationHarness {
   /** Codes of the sample cohorts: >= 3 Pageviews and a Click this session (root), any Pageview (child workspace). */
   readonly codes: { readonly pageviews3: number; readonly clickSession: number; readonly childPageview: number };
   call(path: string, body: unknown, options?: CallOptions): Promise<CallResult>;
+  /** Creates a cohort in the root workspace (the plan changes); its code. */
+  addCohort(name: string, query: unknown): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -123,6 +125,7 @@ export async function startSegmentationHarness(options: { readonly recentStateBy
     otherOrg: { org: other.organization_id, key: other.public_key },
     codes,
     call,
+    addCohort: (name, query) => createCohort(services, init.workspace_id, name, query),
     close: async () => {
       await http.close();
       await services.pipeline.close();

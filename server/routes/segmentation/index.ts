@@ -128,8 +128,11 @@ export function registerSegmentationRoutes(
 
       const user = await identity.resolveStateless(org, body.ident);
       const plan = plans.planFor(org);
-      const prior =
-        body.internalState === undefined ? undefined : (recent.take(org, user, body.internalState, plan) ?? (await signer.open(org, user, body.internalState, plan)));
+      let prior = body.internalState === undefined ? undefined : recent.take(org, user, body.internalState, plan);
+      if (prior === undefined && body.internalState !== undefined) {
+        prior = await signer.open(org, user, body.internalState, plan);
+        recent.keepOpened(org, user, body.internalState, prior, plan);
+      }
       const result = segment(plan, prior?.state ?? newUserState(), toEngineEvents(body.events), await contextFor(org, user));
       const entries = entryTimes(prior?.entries, result.transitions, result.memberships, result.state.time);
       const internal = await signer.seal(org, user, result.state, entries);

@@ -2,7 +2,7 @@
 // sealed string, only under the plan they are bound to, handed out as copies, bounded in bytes.
 
 import { describe, expect, it } from 'vitest';
-import { compilePlan, encodeState, newUserState, segment, type UserState } from '../../../engine/index.js';
+import { compilePlan, decodeState, encodeState, newUserState, segment, type UserState } from '../../../engine/index.js';
 import { SampleGenerator } from '../../../test/support/sample-cohorts.js';
 import { RecentStates } from './recent-states.js';
 import { INTERNAL_STATE_VERSION } from './state.js';
@@ -41,6 +41,27 @@ describe('RecentStates', () => {
     expect([...encodeState(second!.state)]).toEqual(bytes);
     expect(second?.entries).toEqual(new Map([[3, T0]]));
     expect(recent.stats()).toMatchObject({ hits: 2, misses: 0, entries: 1 });
+  });
+
+  it('keeps a bound copy of a state opened from its bytes: the same state sent again starts from it', () => {
+    const recent = new RecentStates(10 * 1024 ** 2);
+    const bytes = encodeState(stateAfter(4, 25));
+    const opened = { state: decodeState(bytes), entries: new Map([[5, T0]]) };
+    recent.keepOpened('org', 'user', sealed('OPENED'), opened, PLAN);
+    expect(opened.state.plan).toBe(PLAN); // bound, as its first step would have
+    const gen = new SampleGenerator(5);
+    const later = gen.events(8, T0 + 86_400_000);
+    const ctx = gen.context();
+    const outcome = (state: UserState) => later.map((event) => segment(PLAN, state, [event], ctx).memberships);
+    const fromOpened = outcome(opened.state); // the caller steps its own state ...
+    const kept = recent.take('org', 'user', sealed('OPENED'), PLAN);
+    expect(kept?.entries).toEqual(new Map([[5, T0]]));
+    expect([...encodeState(kept!.state)]).toEqual([...bytes]); // ... and the copy is as it was opened
+    expect(outcome(kept!.state)).toEqual(fromOpened);
+    expect(outcome(decodeState(bytes))).toEqual(fromOpened);
+    // Only states of the version this process writes are kept.
+    recent.keepOpened('org', 'user', { v: 1, s: 'AAAA' }, { state: decodeState(bytes), entries: new Map() }, PLAN);
+    expect(recent.stats().entries).toBe(1);
   });
 
   it('finds nothing for another organization, user, string, version or plan, or a state bound to no plan', () => {

@@ -1,19 +1,20 @@
 // The states the stateless route sealed lately (issue 12), kept decoded so that a call passing one back starts from
 // it instead of opening its `internal_state`: no decryption, inflating or decoding, no new binding to the plan (whose
 // first event decides every cohort with every clause unknown). A profile of the route put those at about a fifth of
-// its main thread (docs/performance.md).
+// its main thread (docs/performance.md). A state that had to be opened is kept too, bound, for a client that sends
+// it again (it saves the opening, not the first event's full decision).
 //
-// Exact: an entry is found only by the organization, the user and the whole ciphertext this process sealed for them
-// (a random IV each time, so one string names one sealing), and only while the plan is the one its state is bound
-// to; what is handed out is a copy (engine `cloneState`), so a state passed back twice, or by two calls at once,
-// starts from the same state both times. The copy steps exactly as the decoded state would (engine/state
-// clone.test.ts); anything else (another node's state, an older one, a changed plan, an evicted entry) is opened
+// Exact: an entry is found only by the organization, the user and the whole ciphertext this process sealed (or
+// opened) for them (a random IV each time, so one string names one sealing), and only while the plan is the one its
+// state is bound to; what is handed out is a copy (engine `cloneState`), so a state passed back twice, or by two
+// calls at once, starts from the same state both times. The copy steps exactly as the decoded state would
+// (engine/state/clone.test.ts); anything else (another node's state, a changed plan, an evicted entry) is opened
 // from its bytes as before. Bounded in bytes (D40), least recently used first out; 0 bytes disables it.
 
 import { totalmem } from 'node:os';
 import { ByteLru } from '../../byte-lru.js';
 import { residentBytes } from '../../ingest/state/bytes.js';
-import { cloneState, type Plan, type UserState } from '../../../engine/index.js';
+import { cloneState, missingSlots, type Plan, type UserState } from '../../../engine/index.js';
 import { INTERNAL_STATE_VERSION, type InternalState, type OpenedState } from './state.js';
 
 /** Bytes the recently sealed states may hold unless configured: a 256th of this machine's memory, 16-256 MiB. */
@@ -56,13 +57,26 @@ export class RecentStates {
   }
 
   /**
-   * A copy of the state this process sealed as `raw` (the `internal_state` sent back) for (org, user), bound to
+   * Keeps a copy of a state just opened from `raw` (the `internal_state` sent back) for (org, user), bound to `plan`
+   * (binding it, as its first step would): a client that sends the same state again (a retry, a second tab, a page
+   * that did not store the newer one) starts from the copy. `opened` stays the caller's.
+   */
+  keepOpened(org: string, user: string, raw: unknown, opened: OpenedState, plan: Plan): void {
+    const c = sealedString(raw);
+    if (this.sealed === undefined || c === undefined) return;
+    missingSlots(plan, opened.state);
+    const state = cloneState(opened.state);
+    this.sealed.set(keyOf(org, user, c), { state, entries: new Map(opened.entries) });
+  }
+
+  /**
+   * A copy of the state this process sealed (or opened) as `raw` (the `internal_state` sent back) for (org, user), bound to
    * `plan`; undefined when there is none (then open `raw` from its bytes).
    */
   take(org: string, user: string, raw: unknown, plan: Plan): OpenedState | undefined {
     if (this.sealed === undefined) return undefined;
-    const c = typeof raw === 'object' && raw !== null && (raw as { v?: unknown }).v === INTERNAL_STATE_VERSION ? (raw as { c?: unknown }).c : undefined;
-    const entry = typeof c === 'string' ? this.sealed.get(keyOf(org, user, c)) : undefined;
+    const c = sealedString(raw);
+    const entry = c === undefined ? undefined : this.sealed.get(keyOf(org, user, c));
     if (entry === undefined || entry.state.plan !== plan) {
       this.missed++;
       return undefined;
@@ -75,6 +89,13 @@ export class RecentStates {
   stats(): { readonly hits: number; readonly misses: number; readonly bytes: number; readonly entries: number } {
     return { hits: this.found, misses: this.missed, bytes: this.sealed?.bytes ?? 0, entries: this.sealed?.size ?? 0 };
   }
+}
+
+/** The ciphertext of an `internal_state` of the version this process writes; undefined for anything else. */
+function sealedString(raw: unknown): string | undefined {
+  if (typeof raw !== 'object' || raw === null || (raw as { v?: unknown }).v !== INTERNAL_STATE_VERSION) return undefined;
+  const c = (raw as { c?: unknown }).c;
+  return typeof c === 'string' ? c : undefined;
 }
 
 function keyOf(org: string, user: string, c: string): string {
