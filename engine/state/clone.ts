@@ -8,8 +8,8 @@ import { NO_SLOTS, UserState, allocate } from './user-state.js';
  * copy's next step does exactly what the original's would (it neither binds nor decides every cohort again), and
  * neither one's later steps touch the other. Numbers and flags are copied into one new buffer, rings and bit arrays
  * copied deeply; the plan, the shared empty containers and the last constant context are shared (never written). An
- * unbound state (decoded, not used yet) is copied through its encoding.
- * For a caller that keeps a state to start from more than once (the stateless route's recently sealed states).
+ * unbound state (decoded, not used yet) is copied through its encoding. For a caller that keeps a state to start
+ * from more than once (the stateless route's recently sealed states).
  */
 export function cloneState(state: UserState): UserState {
   // Unbound (decoded, not yet used): its stored tuples become the bound state's rings, so copy it through its bytes.

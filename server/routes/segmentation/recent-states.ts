@@ -70,8 +70,8 @@ export class RecentStates {
   }
 
   /**
-   * A copy of the state this process sealed (or opened) as `raw` (the `internal_state` sent back) for (org, user), bound to
-   * `plan`; undefined when there is none (then open `raw` from its bytes).
+   * A copy of the state this process sealed (or opened) as `raw` (the `internal_state` sent back) for (org, user),
+   * bound to `plan`; undefined when there is none (then open `raw` from its bytes).
    */
   take(org: string, user: string, raw: unknown, plan: Plan): OpenedState | undefined {
     if (this.sealed === undefined) return undefined;
