@@ -4,7 +4,7 @@
 
 import { describe, expect, it } from 'vitest';
 import type { ConnectionRow, SegmentContext } from '../api.js';
-import { MINUTE, T0, cohort, ev, gte } from '../../test/support/engine-queries.js';
+import { MINUTE, T0, cohort, ev, gte, lt } from '../../test/support/engine-queries.js';
 import type { Clause } from '../query/ast.js';
 import { compilePlan } from '../plan/compile.js';
 import { evaluateAt, segment } from './segment.js';
@@ -57,15 +57,36 @@ describe('constant contexts (api.ts)', () => {
     expect(ctx.asked).toBe(4);
   });
 
-  it('a clause gone stale decides the cohort again, with the context asked again', () => {
-    const plan = compilePlan([cohort(1, boughtOnce, [inSports, { kind: 'expression', event: 'Click', frequency: gte(2) }])], 1);
+  it('a clause whose answer changed decides the cohort again, with the context asked again', () => {
+    // The second group holds by its Click clause while the user clicked less than twice, else by the context.
+    const plan = compilePlan([cohort(1, boughtOnce, [inSports, { kind: 'expression', event: 'Click', frequency: lt(2) }])], 1);
     const state = newUserState();
     const ctx = counted(['3rd/p/s'], {}, true);
-    segment(plan, state, [ev('Buy', T0)], ctx);
-    const before = ctx.asked;
-    // A Click changes the slot the second group's other clause reads: the cohort is decided again.
+    expect(segment(plan, state, [ev('Buy', T0)], ctx).memberships).toEqual([1]);
+    expect(ctx.asked).toBe(0);
+    // A first Click changes the slot the clause reads, not its answer (1 < 2): the generated code tests the clause
+    // at once (state/generated.ts) and the decision stands.
     expect(segment(plan, state, [ev('Click', T0 + MINUTE)], ctx).memberships).toEqual([1]);
-    expect(ctx.asked).toBe(before + 1);
+    expect(ctx.asked).toBe(0);
+    // The second Click turns it false: the cohort is decided again, by the context.
+    expect(segment(plan, state, [ev('Click', T0 + 2 * MINUTE)], ctx).memberships).toEqual([1]);
+    expect(ctx.asked).toBe(1);
+  });
+
+  it('a changed slot whose clause keeps its answer decides nothing in the generated code; the generic loops decide', () => {
+    // Buy counted, the second group waits on the context while the user clicked less than twice.
+    const cohorts = [cohort(1, boughtOnce, [inSports, { kind: 'expression', event: 'Click', frequency: gte(2) }])];
+    for (const generateCode of [true, false]) {
+      const plan = compilePlan(cohorts, 1, { generateCode });
+      const state = newUserState();
+      const ctx = counted(['3rd/p/s'], {}, true);
+      expect(segment(plan, state, [ev('Buy', T0)], ctx).memberships).toEqual([1]);
+      expect(ctx.asked).toBe(1);
+      // One Click: 1 >= 2 is still false. Generated: tested at once, unchanged, the cohort keeps its decision.
+      // Generic: the clause goes stale, the cohort is decided again and asks the context again.
+      expect(segment(plan, state, [ev('Click', T0 + MINUTE)], ctx).memberships).toEqual([1]);
+      expect(ctx.asked, `generateCode ${generateCode}`).toBe(generateCode ? 1 : 2);
+    }
   });
 
   it('rows judged against the clock (the_last) are asked at every event even from a constant context', () => {

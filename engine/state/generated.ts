@@ -19,30 +19,61 @@ export type RunHook = (state: UserState) => void;
 
 /** Clause `k`'s test now (the same answer as `plan.clauseTests[k](state, ctx)`). */
 export type ClauseEval = (k: number, state: UserState, ctx: SegmentContext) => boolean;
+/** Slot `index` changed (a timed slot aged, a transition slot heard its cohort): its readers' marks (touchSource). */
+export type SlotTouch = (index: number, state: UserState) => void;
 
 export interface HotPaths {
   readonly byEvent: ReadonlyMap<string, EventHook>;
   readonly clause: ClauseEval;
   readonly onSession: RunHook;
   readonly onView: RunHook;
+  readonly touch: SlotTouch;
 }
 
-/** The slot-changed statements for slot `index`: its readers' flags go stale (unless final), their cohorts dirty. */
-function touchSource(plan: Plan, index: number): string {
+/**
+ * The slot-changed statements for slot `index`, after the slot reported a change. A reader clause with an inline
+ * test (below) is decided again at once: its flag takes the new answer (final when it can no longer change,
+ * plan/sticky.ts) and its cohort goes dirty only when the answer differs from the flag (a stale flag always
+ * differs); most changes of a count leave its comparisons' answers as they were, and their cohorts need no new
+ * decision. Other readers go stale (unless final) and their cohorts dirty, as segment.ts's `touch` does.
+ */
+function touchSource(plan: Plan, index: number, constants: number[]): string {
   const base = plan.cohorts.length;
   const cohortBase = base + plan.clauseTests.length;
   const lines: string[] = [];
+  let readsValue = false;
   const end = plan.readerStart[index + 1] as number;
   for (let k = plan.readerStart[index] as number; k < end; k++) {
     const clause = (plan.readers[k] as number) | 0;
     const at = (cohortBase + (plan.clauseCohort[clause] as number)) | 0;
     const flag = (base + clause) | 0;
-    lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { F[${flag}] = ${CLAUSE_STALE}; F[${at}] |= ${COHORT_DIRTY}; }`);
+    const test = inlineTest(plan, clause, constants);
+    if (test === undefined) {
+      lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { F[${flag}] = ${CLAUSE_STALE}; F[${at}] |= ${COHORT_DIRTY}; }`);
+      continue;
+    }
+    readsValue = true;
+    const final = finalSource(plan, clause, constants);
+    lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { const r = ${test} ? 1 : 0; if (r !== F[${flag}]) { F[${flag}] = ${final}; F[${at}] |= ${COHORT_DIRTY}; } }`);
   }
-  return lines.length === 0 ? '' : `{ const F = s.flags; ${lines.join(' ')} }`;
+  if (lines.length === 0) return '';
+  return `{ const F = s.flags; ${readsValue ? `const v = D[${index | 0}].value(s); ` : ''}${lines.join(' ')} }`;
 }
 
-function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[]): string {
+/** Clause `k`'s new flag from its answer `r` and its slot's value `v`: with CLAUSE_FINAL when final (segment.ts's isFinal). */
+function finalSource(plan: Plan, k: number, constants: number[]): string {
+  const finals: string[] = [];
+  const sticky = plan.clauseSticky[k] as number;
+  if (sticky === 0 || sticky === 1) finals.push(`r === ${sticky | 0}`);
+  const above = plan.clauseFinalAbove[k] as number;
+  if (above !== Number.POSITIVE_INFINITY) {
+    finals.push(`v > V[${constants.length | 0}]`);
+    constants.push(above);
+  }
+  return finals.length === 0 ? 'r' : `(${finals.join(' || ')} ? r | ${CLAUSE_FINAL} : r)`;
+}
+
+function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[], constants: number[]): string {
   const lines: string[] = [];
   for (const group of groups) {
     let matched = 'true';
@@ -55,7 +86,7 @@ function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[
       const index = raw | 0;
       const def = plan.slots[index] as SlotDef;
       const call = `D[${index}].onEvent(s, ${matched})`;
-      const touch = touchSource(plan, index);
+      const touch = touchSource(plan, index, constants);
       const body = touch === '' ? `${call};` : `if (${call}) ${touch}`;
       lines.push(matched === 'true' || def.needsUnmatched ? body : `if (m) { ${body} }`);
     }
@@ -63,11 +94,11 @@ function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[
   return `let m = true; ${lines.join('\n')}`;
 }
 
-function runSource(plan: Plan, list: Int32Array, method: 'onSessionStart' | 'onViewStart'): string {
+function runSource(plan: Plan, list: Int32Array, method: 'onSessionStart' | 'onViewStart', constants: number[]): string {
   const lines: string[] = [];
   for (const raw of list) {
     const index = raw | 0;
-    const touch = touchSource(plan, index);
+    const touch = touchSource(plan, index, constants);
     const call = `D[${index}].${method}(s)`;
     lines.push(touch === '' ? `${call};` : `if (${call}) ${touch}`);
   }
@@ -82,33 +113,53 @@ const INLINE_OPS: Readonly<Record<string, string>> = {
   less_than_or_equal_to: '<=',
 };
 
+/** `equal_to` / `not_equal_to` lists up to this long are written inline. */
+const INLINE_VALUES_MAX = 4;
+
 /**
- * One `case` per clause: a slot clause reads its slot's value and compares it inline (constants from `V`, a
- * Float64Array, never written into the source); others call their compiled test `C[k]`.
+ * Clause `k`'s test of its slot's value `v` written inline (a boolean expression; constants appended to `V`, a
+ * Float64Array, never written into the source), or undefined: not a slot clause, or a comparison not inlined.
  */
+function inlineTest(plan: Plan, k: number, constants: number[]): string | undefined {
+  const shape = plan.clauseShapes[k];
+  if (shape === undefined || (plan.clauseSlot[k] as number) < 0 || plan.clauseVolatile[k] === 1) return undefined;
+  if ('negate' in shape) return `((v >= 1) !== ${shape.negate ? 'true' : 'false'})`;
+  const cmp = shape.compare;
+  const at = constants.length | 0;
+  if (cmp.op in INLINE_OPS && 'value' in cmp) {
+    constants.push(cmp.value);
+    return `(v ${INLINE_OPS[cmp.op] as string} V[${at}])`;
+  }
+  if (cmp.op === 'between') {
+    constants.push(cmp.start, cmp.end);
+    return `(v >= V[${at}] && v <= V[${(at + 1) | 0}])`;
+  }
+  // A few listed values (compileComparison: `includes`; the values are JSON numbers, never NaN).
+  if ((cmp.op === 'equal_to' || cmp.op === 'not_equal_to') && cmp.values.length >= 1 && cmp.values.length <= INLINE_VALUES_MAX) {
+    const equal = cmp.op === 'equal_to';
+    const terms = cmp.values.map((value, i) => `v ${equal ? '===' : '!=='} V[${(at + i) | 0}]`);
+    constants.push(...cmp.values);
+    return `(${terms.join(equal ? ' || ' : ' && ')})`;
+  }
+  return undefined;
+}
+
+/** One `case` per slot with readers: its touchSource. */
+function slotTouchSource(plan: Plan, constants: number[]): string {
+  const cases: string[] = [];
+  for (let index = 0; index < plan.slots.length; index++) {
+    const touch = touchSource(plan, index, constants);
+    if (touch !== '') cases.push(`case ${index | 0}: ${touch} return;`);
+  }
+  return `switch (i) {\n${cases.join('\n')}\n}`;
+}
+
+/** One `case` per clause: a slot clause with an inline test reads its slot's value; others call their test `C[k]`. */
 function clauseSource(plan: Plan, constants: number[]): string {
   const cases: string[] = [];
   for (let k = 0; k < plan.clauseTests.length; k++) {
-    const shape = plan.clauseShapes[k];
-    const slot = (plan.clauseSlot[k] as number) | 0;
-    let body = `return C[${k | 0}](s, ctx);`;
-    if (shape !== undefined && slot >= 0) {
-      const value = `D[${slot}].value(s)`;
-      if ('negate' in shape) body = `return (${value} >= 1) !== ${shape.negate ? 'true' : 'false'};`;
-      else {
-        const cmp = shape.compare;
-        if (cmp.op in INLINE_OPS && 'value' in cmp) {
-          body = `return ${value} ${INLINE_OPS[cmp.op] as string} V[${constants.length | 0}];`;
-          constants.push(cmp.value);
-        } else if (cmp.op === 'between') {
-          body = `{ const v = ${value}; return v >= V[${constants.length | 0}] && v <= V[${(constants.length + 1) | 0}]; }`;
-          constants.push(cmp.start, cmp.end);
-        } else if ((cmp.op === 'equal_to' || cmp.op === 'not_equal_to') && cmp.values.length === 1) {
-          body = `return ${value} ${cmp.op === 'equal_to' ? '===' : '!=='} V[${constants.length | 0}];`;
-          constants.push(cmp.values[0] as number);
-        }
-      }
-    }
+    const test = inlineTest(plan, k, constants);
+    const body = test === undefined ? `return C[${k | 0}](s, ctx);` : `{ const v = D[${(plan.clauseSlot[k] as number) | 0}].value(s); return ${test}; }`;
     cases.push(`case ${k | 0}: ${body}`);
   }
   return `switch (k) {\n${cases.join('\n')}\n}\nreturn C[k](s, ctx);`;
@@ -122,16 +173,17 @@ export function generateHotPaths(plan: Plan): HotPaths | undefined {
     const parts: string[] = [];
     const names: string[] = [];
     for (const [name, groups] of plan.byEvent) {
-      parts.push(`function (s, p) { ${eventSource(plan, groups, tests)} }`);
+      parts.push(`function (s, p) { ${eventSource(plan, groups, tests, constants)} }`);
       names.push(name);
     }
     const source = [
       '"use strict";',
       `const events = [${parts.join(',\n')}];`,
-      `const onSession = function (s) { ${runSource(plan, plan.sessionSlots, 'onSessionStart')} };`,
-      `const onView = function (s) { ${runSource(plan, plan.viewSlots, 'onViewStart')} };`,
+      `const onSession = function (s) { ${runSource(plan, plan.sessionSlots, 'onSessionStart', constants)} };`,
+      `const onView = function (s) { ${runSource(plan, plan.viewSlots, 'onViewStart', constants)} };`,
       `const clause = function (k, s, ctx) { ${clauseSource(plan, constants)} };`,
-      'return { events, onSession, onView, clause };',
+      `const touch = function (i, s) { ${slotTouchSource(plan, constants)} };`,
+      'return { events, onSession, onView, clause, touch };',
     ].join('\n');
     // eslint-disable-next-line @typescript-eslint/no-implied-eval
     // D: slot definitions, T: `where` tests, C: clause tests, V: comparison constants.
@@ -140,11 +192,11 @@ export function generateHotPaths(plan: Plan): HotPaths | undefined {
       tests: readonly unknown[],
       clauses: readonly unknown[],
       values: Float64Array,
-    ) => { events: EventHook[]; onSession: RunHook; onView: RunHook; clause: ClauseEval };
+    ) => { events: EventHook[]; onSession: RunHook; onView: RunHook; clause: ClauseEval; touch: SlotTouch };
     const built = factory(plan.slots, tests, plan.clauseTests, Float64Array.from(constants));
     const byEvent = new Map<string, EventHook>();
     names.forEach((name, i) => byEvent.set(name, built.events[i] as EventHook));
-    return { byEvent, onSession: built.onSession, onView: built.onView, clause: built.clause };
+    return { byEvent, onSession: built.onSession, onView: built.onView, clause: built.clause, touch: built.touch };
   } catch {
     return undefined;
   }

@@ -131,6 +131,12 @@ export function nextDeadline(plan: Plan, state: UserState): number {
  * state byte in the user's flags, after the clause flags, gets COHORT_DIRTY).
  */
 function touch(plan: Plan, state: UserState, slot: number): void {
+  // The generated code decides the readers with inline tests again at once (state/generated.ts, touchSource).
+  const hot = plan.hot;
+  if (hot !== undefined) {
+    hot.touch(slot, state);
+    return;
+  }
   const flags = state.flags;
   const base = plan.cohorts.length;
   const cohortBase = base + plan.clauseTests.length;
