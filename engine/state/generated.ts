@@ -1,6 +1,7 @@
 // Per-plan generated code for the segment step's hot paths (PERFORMANCE.md). For each event name, one function runs
-// the name's `where` groups and updates their slots, with the readers' stale marks unrolled; likewise the session /
-// view run-change hooks. Each generated call site calls one closure or one slot object, so V8 sees monomorphic sites
+// the name's `where` groups and updates their slots, with what a changed slot does to its readers unrolled (an
+// inline comparison tested at once, its cohort dirty only when the answer changed; other readers marked stale);
+// likewise the session / view run-change hooks and the slot changes outside them (`touch`). Each generated call site calls one closure or one slot object, so V8 sees monomorphic sites
 // it can inline (the generic loops in segment.ts call every slot kind through one megamorphic site).
 // Safety: the generated source holds only integers computed here and fixed identifiers; tests, slots and any
 // user-controlled text (event names, `where` values) stay in arrays passed to the generated function. When code
