@@ -13,7 +13,7 @@ import { TransitionSlot } from '../state/slots/transition.js';
 import { isTransitionSlot, type SlotDef } from '../state/slots/types.js';
 import { canonicalJson, digestOf, slotIdOf } from './canonical.js';
 import { compileComparison, countCap } from './comparison.js';
-import { compileWhere } from './conditions/index.js';
+import { compileWhere, whereParts } from './conditions/index.js';
 import { compileConnections } from './connections.js';
 import { ContextMemo } from './context-memo.js';
 import { orderCohorts } from './order.js';
@@ -150,7 +150,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
 
   // Event index: event name -> groups of slots sharing one `where` evaluation.
   const groups = new Map<string, Map<string, number[]>>();
-  const whereOfGroup = new Map<string, ReturnType<typeof compileWhere> | undefined>();
+  const whereOfGroup = new Map<string, Pick<FilterGroup, 'test' | 'parts'>>();
   slots.forEach((slot, index) => {
     if (slot.event === undefined) return;
     const byWhere = groups.get(slot.event) ?? new Map<string, number[]>();
@@ -161,14 +161,14 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
     const groupKey = `${slot.event}\u0000${slot.whereKey}`;
     if (!whereOfGroup.has(groupKey)) {
       const where = (requests.get(slot.key) as SlotRequest).where;
-      whereOfGroup.set(groupKey, where === undefined ? undefined : compileWhere(where));
+      whereOfGroup.set(groupKey, where === undefined ? { test: undefined, parts: undefined } : { test: compileWhere(where), parts: whereParts(where) });
     }
   });
   const byEvent = new Map<string, readonly FilterGroup[]>();
   for (const [event, byWhere] of groups) {
     byEvent.set(
       event,
-      [...byWhere].map(([whereKey, list]) => ({ test: whereOfGroup.get(`${event}\u0000${whereKey}`), slots: Int32Array.from(list) })),
+      [...byWhere].map(([whereKey, list]) => ({ ...(whereOfGroup.get(`${event}\u0000${whereKey}`) as Pick<FilterGroup, 'test' | 'parts'>), slots: Int32Array.from(list) })),
     );
   }
 

@@ -3,7 +3,7 @@
 
 import type { SegmentContext } from '../api.js';
 import type { SlotDef, SlotStore } from '../state/slots/types.js';
-import type { ValueTest } from './conditions/index.js';
+import type { ValueTest, WhereParts } from './conditions/index.js';
 import type { ContextMemo } from './context-memo.js';
 import type { NumberComparison } from '../query/ast.js';
 import { generateHotPaths, type HotPaths } from '../state/generated.js';
@@ -40,6 +40,8 @@ export interface CompiledCohort {
 export interface FilterGroup {
   /** The `where` test on the event's properties; undefined = every event of the name matches. */
   readonly test: ValueTest | undefined;
+  /** The same test as its parts, for the generated hooks (undefined with `test`). */
+  readonly parts: WhereParts | undefined;
   readonly slots: Int32Array;
 }
 

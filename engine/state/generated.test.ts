@@ -46,6 +46,35 @@ describe('generated hot paths', () => {
     }
   });
 
+  it('test a `where` by its parts as compileWhere does: one predicate, and, or, and empty lists', () => {
+    const sport = pred('properties.section', str('equal_to', 'sport'));
+    const news = pred('properties.section', str('equal_to', 'news'));
+    const cheap = pred('properties.price', { family: 'integer', comparison: { op: 'less_than', value: 50 } });
+    const wheres: Where[] = [
+      sport,
+      { kind: 'and', items: [sport, cheap] },
+      { kind: 'or', items: [news, cheap] },
+      { kind: 'and', items: [] },
+      { kind: 'or', items: [] },
+    ];
+    const cohorts: CohortDefinition[] = wheres.map((where, i) => cohort(i + 1, expr('Buy', { where, frequency: gte(1) })));
+    const generated = compilePlan(cohorts, 1);
+    const generic = compilePlan(cohorts, 1, { generateCode: false });
+    expect(generated.hot).toBeDefined();
+    const events: EngineEvent[] = [
+      { name: 'Buy', time: 1_000, properties: { section: 'news', price: 80 } },
+      { name: 'Buy', time: 2_000, properties: { section: 'sport', price: 80 } },
+      { name: 'Buy', time: 3_000, properties: { section: 'sport', price: 20 } },
+      { name: 'Buy', time: 4_000, properties: { price: 10 } },
+    ];
+    const ours = trace(generated, events, EMPTY_CONTEXT);
+    expect(ours).toEqual(trace(generic, events, EMPTY_CONTEXT));
+    // The first Buy (news, 80) enters 3 (news or cheap) and 4 (the empty `and` holds); the second (sport, 80) enters
+    // 1; the third (sport, 20) enters 2 (sport and cheap); the empty `or` (5) never holds.
+    expect(ours.memberships.at(-1)).toEqual([1, 2, 3, 4]);
+    expect(ours.memberships[0]).toEqual([3, 4]);
+  });
+
   it('keep hostile names and values out of the source (they reach the tests as data)', () => {
     const hostile = 'x"); throw new Error("injected"); ("\u2028`${1}`\\';
     const where: Where = pred(`properties.${hostile}`, str('equal_to', hostile));

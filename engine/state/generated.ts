@@ -78,7 +78,20 @@ function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[
   const lines: string[] = [];
   for (const group of groups) {
     let matched = 'true';
-    if (group.test !== undefined) {
+    if (group.parts !== undefined) {
+      // Each predicate's reader and test called from a site of its own (monomorphic), not through compileWhere's
+      // shared closure; the same answers, in the same order, short-circuiting alike.
+      const { combine, reads, tests: valueTests } = group.parts;
+      const terms = reads.map((read, i) => {
+        const at = tests.length | 0;
+        tests.push(read, valueTests[i]);
+        return `T[${(at + 1) | 0}](T[${at}](p))`;
+      });
+      // An empty `and` holds and an empty `or` fails, as compileWhere's loops answer.
+      const empty = combine === 'or' ? 'false' : 'true';
+      lines.push(`m = ${terms.length === 0 ? empty : terms.join(combine === 'or' ? ' || ' : ' && ')};`);
+      matched = 'm';
+    } else if (group.test !== undefined) {
       lines.push(`m = T[${tests.length | 0}](p);`);
       tests.push(group.test);
       matched = 'm';

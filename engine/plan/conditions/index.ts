@@ -52,3 +52,24 @@ export function compileWhere(where: Where): ValueTest {
     return false;
   };
 }
+
+/**
+ * A `where` as its parts: each predicate's path reader and value test, in order, and how they combine (one
+ * predicate, or all / any of them). The generated event hooks (state/generated.ts) call each part from a call site
+ * of its own; `compileWhere` answers the same.
+ */
+export interface WhereParts {
+  readonly combine: 'predicate' | 'and' | 'or';
+  readonly reads: readonly ((obj: unknown) => unknown)[];
+  readonly tests: readonly ValueTest[];
+}
+
+export function whereParts(where: Where): WhereParts {
+  const predicates = where.kind === 'predicate' ? [where] : where.items;
+  return {
+    combine: where.kind,
+    reads: predicates.map((predicate) => compilePath(predicate.path)),
+    tests: predicates.map((predicate) => compileCondition(predicate.condition)),
+  };
+}
+
