@@ -14,7 +14,7 @@ import { unpackEngineEvents } from '../server/domain/events/index.js';
 import { prefixUpperBound, userEventPrefix } from '../server/domain/events/keys.js';
 import type { NewEvent } from '../server/ingest/index.js';
 import { readHistoryChunk } from '../server/ingest/state/load.js';
-import { openServices } from '../server/services.js';
+import { closeServices, openServices } from '../server/services.js';
 import type { Store } from '../server/store/contract.js';
 import { openLevelStore } from '../server/store/level.js';
 import { createRng } from '../test/differential/random.js';
@@ -171,9 +171,7 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
       loadAverage: loadavg().map(round),
     };
   } finally {
-    services.backfill.stop();
-    await services.pipeline.close();
-    await services.backfill.closed();
+    await closeServices(services);
     await store.close();
     await rm(dir, { recursive: true, force: true });
   }

@@ -5,7 +5,7 @@ import { mkdir } from 'node:fs/promises';
 import { createHttpServer, type HttpServer, type ResponseInfo } from './http/index.js';
 import { openLevelStore } from './store/level.js';
 import { collapseRepeats } from './log.js';
-import { openServices, type Clock, type ServiceLimits, type Services, type ServicesOptions } from './services.js';
+import { closeServices, openServices, type Clock, type ServiceLimits, type Services, type ServicesOptions } from './services.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerCohortsRoutes } from './routes/cohorts.js';
 import { registerAliasLookupRoute, registerIdentityRoutes } from './routes/identity.js';
@@ -156,11 +156,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       if (legacy !== undefined) legacyUrl = (await legacy.listen()).url;
     } catch (error) {
       await http.close();
-      services.backfill.stop();
-      await services.deliveries.stop();
-      await services.pipeline.close();
-      await services.backfill.closed();
-      await services.stream.close();
+      await closeServices(services);
       throw error;
     }
     let closing: Promise<void> | undefined;
@@ -175,11 +171,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           // Stateless calls publish their events after replying (D24): let those land before the pipeline stops.
           await segmentation.published();
           // Sweeps and offline computations stop between batches (a sweep resumes from its cursor at the next start).
-          services.backfill.stop();
-          await services.pipeline.close();
-          await services.backfill.closed();
-          await services.deliveries.stop();
-          await services.stream.close();
+          await closeServices(services);
           await store.close();
           log?.flush();
         })()),

@@ -202,3 +202,17 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
   if (source === undefined) await loadSeries(store, series, loadedThrough, clock.now().getTime() - DAY);
   return { store, tenancy, cohorts, identity, schemas, imports, pipeline, backfill, reactions, deliveries, stream, series, clock, newId };
 }
+
+/**
+ * Stops what `openServices` started, in the order they depend on each other: sweeps stop between batches, the
+ * pipeline finishes its groups, the sweeps end, the webhook deliveries and the live stream stop (the stream's timer
+ * prunes the transitions log: left running, it would find the store closed). The store stays open: its owner closes
+ * it after. A cluster node stops its own parts between these (server/cluster/node.ts).
+ */
+export async function closeServices(services: Services): Promise<void> {
+  services.backfill.stop();
+  await services.pipeline.close();
+  await services.backfill.closed();
+  await services.deliveries.stop();
+  await services.stream.close();
+}

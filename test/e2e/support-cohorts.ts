@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHttpServer } from '../../server/http/index.js';
 import { openLevelStore } from '../../server/store/level.js';
-import { openServices, type Services, type ServicesOptions } from '../../server/services.js';
+import { closeServices, openServices, type Services, type ServicesOptions } from '../../server/services.js';
 import { registerCohortsRoutes } from '../../server/routes/cohorts.js';
 import type { AccessLevel, InitializedOrganization, KeyType } from '../../server/domain/tenancy/index.js';
 import type { Cohort } from '../../server/domain/cohorts/index.js';
@@ -106,7 +106,7 @@ export async function startCohortsHarness(options: ServicesOptions = {}): Promis
     },
     close: async () => {
       await http.close();
-      await services.pipeline.close();
+      await closeServices(services);
       await store.close();
       await rm(dir, { recursive: true, force: true });
     },

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent, request as httpRequest } from 'node:http';
 import { createHttpServer } from '../../server/http/index.js';
 import { openLevelStore } from '../../server/store/level.js';
-import { openServices, type Services } from '../../server/services.js';
+import { closeServices, openServices, type Services } from '../../server/services.js';
 import type { InitializedOrganization } from '../../server/domain/tenancy/index.js';
 import { registerIdentityRoutes } from '../../server/routes/identity.js';
 import { registerEventsRoutes } from '../../server/routes/events.js';
@@ -92,7 +92,7 @@ export async function startIdentityHarness(options: { trustProxy?: boolean } = {
     close: async () => {
       agent.destroy();
       await http.close();
-      await services.pipeline.close();
+      await closeServices(services);
       await store.close();
       await dir.remove();
     },

@@ -9,7 +9,7 @@ import { expect } from 'vitest';
 import { createHttpServer } from '../../server/http/index.js';
 import { openLevelStore } from '../../server/store/level.js';
 import type { Store } from '../../server/store/contract.js';
-import { openServices, type Services } from '../../server/services.js';
+import { closeServices, openServices, type Services } from '../../server/services.js';
 import { validateQuery } from '../../engine/index.js';
 import { registerSegmentationRoutes, type SegmentationHandle } from '../../server/routes/segmentation/index.js';
 
@@ -128,7 +128,7 @@ export async function startSegmentationHarness(options: { readonly recentStateBy
     addCohort: (name, query) => createCohort(services, init.workspace_id, name, query),
     close: async () => {
       await http.close();
-      await services.pipeline.close();
+      await closeServices(services);
       await store.close();
       await rm(dir, { recursive: true, force: true });
     },

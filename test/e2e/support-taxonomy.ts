@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { createHttpServer } from '../../server/http/index.js';
 import { openLevelStore } from '../../server/store/level.js';
-import { openServices, type Services } from '../../server/services.js';
+import { closeServices, openServices, type Services } from '../../server/services.js';
 import { registerTaxonomyRoutes } from '../../server/routes/taxonomy/index.js';
 import { tempDir } from '../support/processes.js';
 
@@ -119,7 +119,7 @@ export async function startTaxonomyHarness(): Promise<TaxonomyHarness> {
     createSegment,
     close: async () => {
       await http.close();
-      await services.pipeline.close();
+      await closeServices(services);
       await store.close();
       await dir.remove();
     },

@@ -11,7 +11,7 @@ import type { EngineEvent } from '../../engine/api.js';
 import { replayUserEvents, toEngineEvent } from '../../server/domain/events/index.js';
 import type { Cohort, CohortPatch } from '../../server/domain/cohorts/index.js';
 import type { NewEvent } from '../../server/ingest/index.js';
-import { openServices, type Services, type ServicesOptions } from '../../server/services.js';
+import { closeServices, openServices, type Services, type ServicesOptions } from '../../server/services.js';
 import { openLevelStore } from '../../server/store/level.js';
 import type { Store } from '../../server/store/contract.js';
 import { evaluateReference, type ReferenceCohort } from '../reference/index.js';
@@ -112,9 +112,7 @@ export async function openHarness(dir: string, options: ServicesOptions = {}, ex
       }
     },
     close: async () => {
-      services.backfill.stop();
-      await services.pipeline.close();
-      await services.backfill.closed();
+      await closeServices(services);
       await store.close();
     },
   };
