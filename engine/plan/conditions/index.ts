@@ -72,4 +72,3 @@ export function whereParts(where: Where): WhereParts {
     tests: predicates.map((predicate) => compileCondition(predicate.condition)),
   };
 }
-
