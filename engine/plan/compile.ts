@@ -13,7 +13,7 @@ import { TransitionSlot } from '../state/slots/transition.js';
 import { isTransitionSlot, type SlotDef } from '../state/slots/types.js';
 import { canonicalJson, digestOf, slotIdOf } from './canonical.js';
 import { compileComparison, countCap } from './comparison.js';
-import { compileWhere, whereParts } from './conditions/index.js';
+import { compileWhere, whereParts, whereTest } from './conditions/index.js';
 import { compileConnections } from './connections.js';
 import { ContextMemo } from './context-memo.js';
 import { orderCohorts } from './order.js';
@@ -161,7 +161,12 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
     const groupKey = `${slot.event}\u0000${slot.whereKey}`;
     if (!whereOfGroup.has(groupKey)) {
       const where = (requests.get(slot.key) as SlotRequest).where;
-      whereOfGroup.set(groupKey, where === undefined ? { test: undefined, parts: undefined } : { test: compileWhere(where), parts: whereParts(where) });
+      if (where === undefined) whereOfGroup.set(groupKey, { test: undefined, parts: undefined });
+      else {
+        // One compilation: the generic loops' test and the generated hooks' parts share their readers and tests.
+        const parts = whereParts(where);
+        whereOfGroup.set(groupKey, { test: whereTest(parts), parts });
+      }
     }
   });
   const byEvent = new Map<string, readonly FilterGroup[]>();

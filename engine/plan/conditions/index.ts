@@ -31,32 +31,9 @@ export function compileCondition(cond: Condition): ValueTest {
 }
 
 /**
- * A test of an object (an event's properties, a list item, an import row's properties) against a `where`: paths are
- * relative to that object (E15, E18). Compound forms are one level deep; `and` / `or` short-circuit in order.
- */
-export function compileWhere(where: Where): ValueTest {
-  if (where.kind === 'predicate') {
-    const read = compilePath(where.path);
-    const test = compileCondition(where.condition);
-    return (obj) => test(read(obj));
-  }
-  const items = where.items.map((item) => compileWhere(item));
-  if (where.kind === 'and') {
-    return (obj) => {
-      for (let i = 0; i < items.length; i++) if (!(items[i] as ValueTest)(obj)) return false;
-      return true;
-    };
-  }
-  return (obj) => {
-    for (let i = 0; i < items.length; i++) if ((items[i] as ValueTest)(obj)) return true;
-    return false;
-  };
-}
-
-/**
  * A `where` as its parts: each predicate's path reader and value test, in order, and how they combine (one
  * predicate, or all / any of them). The generated event hooks (state/generated.ts) call each part from a call site
- * of its own; `compileWhere` answers the same.
+ * of its own; `compileWhere` (the generic loops' test) is built from the same parts.
  */
 export interface WhereParts {
   readonly combine: 'predicate' | 'and' | 'or';
@@ -70,5 +47,33 @@ export function whereParts(where: Where): WhereParts {
     combine: where.kind,
     reads: predicates.map((predicate) => compilePath(predicate.path)),
     tests: predicates.map((predicate) => compileCondition(predicate.condition)),
+  };
+}
+
+/**
+ * A test of an object (an event's properties, a list item, an import row's properties) against a `where`: paths are
+ * relative to that object (E15, E18). Compound forms are one level deep; `and` / `or` short-circuit in order.
+ */
+export function compileWhere(where: Where): ValueTest {
+  return whereTest(whereParts(where));
+}
+
+/** The test of a `where` made of `parts` (an empty `and` holds, an empty `or` fails). */
+export function whereTest(parts: WhereParts): ValueTest {
+  const { reads, tests } = parts;
+  if (parts.combine === 'predicate') {
+    const read = reads[0] as (obj: unknown) => unknown;
+    const test = tests[0] as ValueTest;
+    return (obj) => test(read(obj));
+  }
+  if (parts.combine === 'and') {
+    return (obj) => {
+      for (let i = 0; i < tests.length; i++) if (!(tests[i] as ValueTest)((reads[i] as (obj: unknown) => unknown)(obj))) return false;
+      return true;
+    };
+  }
+  return (obj) => {
+    for (let i = 0; i < tests.length; i++) if ((tests[i] as ValueTest)((reads[i] as (obj: unknown) => unknown)(obj))) return true;
+    return false;
   };
 }
