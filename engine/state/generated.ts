@@ -1,8 +1,10 @@
 // Per-plan generated code for the segment step's hot paths (PERFORMANCE.md). For each event name, one function runs
-// the name's `where` groups and updates their slots, with what a changed slot does to its readers unrolled (an
-// inline comparison tested at once, its cohort dirty only when the answer changed; other readers marked stale);
-// likewise the session / view run-change hooks and the slot changes outside them (`touch`). Each generated call site calls one closure or one slot object, so V8 sees monomorphic sites
-// it can inline (the generic loops in segment.ts call every slot kind through one megamorphic site).
+// the name's `where` groups and updates their slots (written out when the slot's kind gives its code, slots/source.ts,
+// else a call), with what a changed slot does to its readers unrolled (an inline comparison tested at once, its
+// cohort dirty only when the answer changed; other readers marked stale); likewise the session / view run-change
+// hooks and the slot changes outside them (`touch`). Each generated call site calls one closure or one slot object,
+// so V8 sees monomorphic sites it can inline (the generic loops in segment.ts call every slot kind through one
+// megamorphic site).
 // Safety: the generated source holds only integers computed here and fixed identifiers; tests, slots and any
 // user-controlled text (event names, `where` values) stay in arrays passed to the generated function. When code
 // generation is unavailable (e.g. --disallow-code-generation-from-strings) or fails, `generateHotPaths` returns
@@ -58,7 +60,12 @@ function touchSource(plan: Plan, index: number, constants: number[]): string {
     lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { const r = ${test} ? 1 : 0; if (r !== F[${flag}]) { F[${flag}] = ${final}; F[${at}] |= ${COHORT_DIRTY}; } }`);
   }
   if (lines.length === 0) return '';
-  return `{ const F = s.flags; ${readsValue ? `const v = D[${index | 0}].value(s); ` : ''}${lines.join(' ')} }`;
+  return `{ const F = s.flags; ${readsValue ? `const v = ${valueSource(plan, index)}; ` : ''}${lines.join(' ')} }`;
+}
+
+/** Slot `index`'s value as an expression: the slot's own source (slots/source.ts) or its `value` call. */
+function valueSource(plan: Plan, index: number): string {
+  return (plan.slots[index] as SlotDef).valueSource?.() ?? `D[${index | 0}].value(s)`;
 }
 
 /** Clause `k`'s new flag from its answer `r` and its slot's value `v`: with CLAUSE_FINAL when final (segment.ts's isFinal). */
@@ -99,8 +106,14 @@ function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[
     for (const raw of group.slots) {
       const index = raw | 0;
       const def = plan.slots[index] as SlotDef;
-      const call = `D[${index}].onEvent(s, ${matched})`;
       const touch = touchSource(plan, index, constants);
+      // The slot's update written out (it tests `matched` itself) when its form has a source, else its call.
+      const inline = def.eventSource?.(matched, touch, constants);
+      if (inline !== undefined) {
+        lines.push(inline);
+        continue;
+      }
+      const call = `D[${index}].onEvent(s, ${matched})`;
       const body = touch === '' ? `${call};` : `if (${call}) ${touch}`;
       lines.push(matched === 'true' || def.needsUnmatched ? body : `if (m) { ${body} }`);
     }
@@ -113,6 +126,11 @@ function runSource(plan: Plan, list: Int32Array, method: 'onSessionStart' | 'onV
   for (const raw of list) {
     const index = raw | 0;
     const touch = touchSource(plan, index, constants);
+    const inline = (plan.slots[index] as SlotDef).resetSource?.(touch);
+    if (inline !== undefined) {
+      lines.push(inline);
+      continue;
+    }
     const call = `D[${index}].${method}(s)`;
     lines.push(touch === '' ? `${call};` : `if (${call}) ${touch}`);
   }
@@ -173,7 +191,7 @@ function clauseSource(plan: Plan, constants: number[]): string {
   const cases: string[] = [];
   for (let k = 0; k < plan.clauseTests.length; k++) {
     const test = inlineTest(plan, k, constants);
-    const body = test === undefined ? `return C[${k | 0}](s, ctx);` : `{ const v = D[${(plan.clauseSlot[k] as number) | 0}].value(s); return ${test}; }`;
+    const body = test === undefined ? `return C[${k | 0}](s, ctx);` : `{ const v = ${valueSource(plan, plan.clauseSlot[k] as number)}; return ${test}; }`;
     cases.push(`case ${k | 0}: ${body}`);
   }
   return `switch (k) {\n${cases.join('\n')}\n}\nreturn C[k](s, ctx);`;
@@ -187,16 +205,16 @@ export function generateHotPaths(plan: Plan): HotPaths | undefined {
     const parts: string[] = [];
     const names: string[] = [];
     for (const [name, groups] of plan.byEvent) {
-      parts.push(`function (s, p) { ${eventSource(plan, groups, tests, constants)} }`);
+      parts.push(`function (s, p) { const N = s.nums; ${eventSource(plan, groups, tests, constants)} }`);
       names.push(name);
     }
     const source = [
       '"use strict";',
       `const events = [${parts.join(',\n')}];`,
-      `const onSession = function (s) { ${runSource(plan, plan.sessionSlots, 'onSessionStart', constants)} };`,
-      `const onView = function (s) { ${runSource(plan, plan.viewSlots, 'onViewStart', constants)} };`,
-      `const clause = function (k, s, ctx) { ${clauseSource(plan, constants)} };`,
-      `const touch = function (i, s) { ${slotTouchSource(plan, constants)} };`,
+      `const onSession = function (s) { const N = s.nums; ${runSource(plan, plan.sessionSlots, 'onSessionStart', constants)} };`,
+      `const onView = function (s) { const N = s.nums; ${runSource(plan, plan.viewSlots, 'onViewStart', constants)} };`,
+      `const clause = function (k, s, ctx) { const N = s.nums; ${clauseSource(plan, constants)} };`,
+      `const touch = function (i, s) { const N = s.nums; ${slotTouchSource(plan, constants)} };`,
       'return { events, onSession, onView, clause, touch };',
     ].join('\n');
     // eslint-disable-next-line @typescript-eslint/no-implied-eval

@@ -2,6 +2,7 @@
 // 0 when there is none. Numbers: [has, largest]; reset when the view run changes.
 
 import { areFlags } from './shape.js';
+import { numSource, zeroSource } from './source.js';
 import { BaseSlot, type Adoption, type SlotStore } from './types.js';
 import { ENGAGEMENT_EVENT } from './engaged-time.js';
 
@@ -35,6 +36,21 @@ export class EngagedCompletionSlot extends BaseSlot {
     nums[this.num] = 1;
     nums[this.num + 1] = c;
     return true;
+  }
+
+  /** onEvent as generated code (state/generated.ts): `c === c` is onEvent's `!Number.isNaN(c)`. */
+  eventSource(matched: string, changed: string): string {
+    const has = numSource(this.num);
+    const largest = numSource(this.num + 1);
+    return `if (${matched}) { const c = s.engagedCompletion; if (c === c && !(${has} === 1 && c <= ${largest})) { ${has} = 1; ${largest} = c; ${changed} } }`;
+  }
+
+  resetSource(changed: string): string {
+    return zeroSource(this.num, 2, changed);
+  }
+
+  valueSource(): string {
+    return `(${numSource(this.num)} === 1 ? ${numSource(this.num + 1)} : 0)`;
   }
 
   onViewStart(s: SlotStore): boolean {

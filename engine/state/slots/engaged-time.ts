@@ -5,6 +5,7 @@
 
 import type { During } from '../../query/ast.js';
 import { isCount, isNumberList } from './shape.js';
+import { addSource, firstSource, fixedWindowSource, numSource, zeroSource } from './source.js';
 import { addValue, isSumWindow, removeOldest } from './sums.js';
 import { BaseSlot, noteExpiry, type Adoption, type SlotStore } from './types.js';
 import { formOf, inFixedWindow, windowCount, windowMs, type Form } from './window.js';
@@ -93,6 +94,27 @@ export class EngagedTimeSlot extends BaseSlot {
         nums[at] = (nums[at] as number) + seconds;
         return true;
     }
+  }
+
+  /** Plain sums and `first N` as generated code (state/generated.ts); sliding sums keep their calls. */
+  eventSource(matched: string, changed: string, constants: number[]): string | undefined {
+    switch (this.form) {
+      case 'first':
+        return firstSource(this.num, this.n, matched, `${numSource(this.num + 1)} += s.engagedSeconds;`, changed, constants);
+      case 'last':
+      case 'the_last':
+        return undefined;
+      default:
+        return addSource(`(${matched})${fixedWindowSource(this.during, constants)}`, this.num, 's.engagedSeconds', changed);
+    }
+  }
+
+  resetSource(changed: string): string {
+    return zeroSource(this.num, 1, changed);
+  }
+
+  valueSource(): string {
+    return numSource(this.form === 'first' ? this.num + 1 : this.num);
   }
 
   onSessionStart(s: SlotStore): boolean {

@@ -6,6 +6,7 @@
 import type { During } from '../../query/ast.js';
 import { bitRingWidths, initBitRing, isBitRing, pushBit } from './bits.js';
 import { areCounts } from './shape.js';
+import { addSource, firstSource, fixedWindowSource, numSource, zeroSource } from './source.js';
 import { BaseSlot, noteExpiry, type Adoption, type SlotStore } from './types.js';
 import { TimeRingLayout, formOf, inFixedWindow, windowCount, windowMs, type Form } from './window.js';
 
@@ -93,6 +94,36 @@ export class ExpressionSlot extends BaseSlot {
         if (!matched) return false;
         nums[at] = (nums[at] as number) + 1;
         return true;
+    }
+  }
+
+  /** Counts and `first N` as generated code (state/generated.ts); rings (`last N`, `the_last`) keep their calls. */
+  eventSource(matched: string, changed: string, constants: number[]): string | undefined {
+    switch (this.form) {
+      case 'first':
+        return firstSource(this.num, this.n, matched, `${numSource(this.num + 1)} += 1;`, changed, constants);
+      case 'last':
+      case 'the_last':
+        return undefined;
+      default:
+        return addSource(`(${matched})${fixedWindowSource(this.during, constants)}`, this.num, '1', changed);
+    }
+  }
+
+  resetSource(changed: string): string {
+    return zeroSource(this.num, 1, changed);
+  }
+
+  valueSource(): string | undefined {
+    switch (this.form) {
+      case 'first':
+        return numSource(this.num + 1);
+      case 'last':
+        return numSource(this.num + 2);
+      case 'the_last':
+        return this.ring.inline ? numSource(this.num) : undefined;
+      default:
+        return numSource(this.num);
     }
   }
 

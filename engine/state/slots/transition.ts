@@ -5,6 +5,7 @@
 
 import type { During } from '../../query/ast.js';
 import { areCounts, areFlags } from './shape.js';
+import { numSource, zeroSource } from './source.js';
 import { BaseSlot, noteExpiry, type Adoption, type SlotStore, type TransitionSlotDef } from './types.js';
 import { formOf, inFixedWindow, windowCount, windowMs, type Form } from './window.js';
 
@@ -77,6 +78,23 @@ export class TransitionSlot extends BaseSlot implements TransitionSlotDef {
         if (!matched || nums[at] === 1 || !inFixedWindow(this.during, s.time)) return false;
         nums[at] = 1;
         return true;
+    }
+  }
+
+  resetSource(changed: string): string {
+    return zeroSource(this.num, 1, changed);
+  }
+
+  /** Flags and `first N` read as generated code (state/generated.ts); `the_last` and `last N` keep their calls. */
+  valueSource(): string | undefined {
+    switch (this.form) {
+      case 'the_last':
+      case 'last':
+        return undefined;
+      case 'first':
+        return numSource(this.num + 1);
+      default:
+        return numSource(this.num);
     }
   }
 
