@@ -46,6 +46,33 @@ describe('generated hot paths', () => {
     }
   });
 
+  it('write out count, sum and flag updates that leave every number as the slots\' own methods do', () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const gen = new SampleGenerator(seed);
+      const cohorts = gen.cohorts(40);
+      const generated = compilePlan(cohorts, 1);
+      const generic = compilePlan(cohorts, 1, { generateCode: false });
+      // The sample plans have slots of every kind that gives its code, and slots that keep their calls.
+      const written = generated.slots.filter((slot) => slot.eventSource?.('m', '', []) !== undefined);
+      expect(new Set(written.map((slot) => slot.constructor.name)).size).toBeGreaterThanOrEqual(3);
+      expect(written.length).toBeLessThan(generated.slots.length);
+      const ctx = gen.context();
+      const ours = newUserState();
+      const theirs = newUserState();
+      gen.events(300).forEach((event, i) => {
+        segment(generated, ours, [event], ctx);
+        segment(generic, theirs, [event], ctx);
+        if (i % 19 === 18) {
+          evaluateAt(generated, ours, event.time + 5_400_000, ctx);
+          evaluateAt(generic, theirs, event.time + 5_400_000, ctx);
+        }
+        // The same layout (one compilation of the same cohorts): the same numbers and rings after every step.
+        expect(Array.from(ours.nums)).toEqual(Array.from(theirs.nums));
+        expect(ours.objs).toEqual(theirs.objs);
+      });
+    }
+  });
+
   it('test a `where` by its parts as compileWhere does: one predicate, and, or, and empty lists', () => {
     const sport = pred('properties.section', str('equal_to', 'sport'));
     const news = pred('properties.section', str('equal_to', 'news'));
