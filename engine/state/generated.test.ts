@@ -29,13 +29,17 @@ function trace(plan: Plan, events: readonly EngineEvent[], ctx: SegmentContext):
   return { transitions, memberships };
 }
 
+/** 40 sample cohorts of `seed`, compiled with generated code and without. */
+function samplePlans(seed: number): { gen: SampleGenerator; generated: Plan; generic: Plan } {
+  const gen = new SampleGenerator(seed);
+  const cohorts = gen.cohorts(40);
+  return { gen, generated: compilePlan(cohorts, 1), generic: compilePlan(cohorts, 1, { generateCode: false }) };
+}
+
 describe('generated hot paths', () => {
   it('give the generic loops\' answers on sample cohorts and streams', () => {
     for (let seed = 1; seed <= 12; seed++) {
-      const gen = new SampleGenerator(seed);
-      const cohorts = gen.cohorts(40);
-      const generated = compilePlan(cohorts, 1);
-      const generic = compilePlan(cohorts, 1, { generateCode: false });
+      const { gen, generated, generic } = samplePlans(seed);
       expect(generated.hot).toBeDefined();
       expect(generic.hot).toBeUndefined();
       for (let user = 0; user < 3; user++) {
@@ -48,10 +52,7 @@ describe('generated hot paths', () => {
 
   it('write out count, sum and flag updates that leave every number as the slots\' own methods do', () => {
     for (let seed = 1; seed <= 6; seed++) {
-      const gen = new SampleGenerator(seed);
-      const cohorts = gen.cohorts(40);
-      const generated = compilePlan(cohorts, 1);
-      const generic = compilePlan(cohorts, 1, { generateCode: false });
+      const { gen, generated, generic } = samplePlans(seed);
       // The sample plans have slots of every kind that gives its code, and slots that keep their calls.
       const written = generated.slots.filter((slot) => slot.eventSource?.('m', '', []) !== undefined);
       expect(new Set(written.map((slot) => slot.constructor.name)).size).toBeGreaterThanOrEqual(3);

@@ -5,7 +5,7 @@
 
 import type { During } from '../../query/ast.js';
 import { isCount, isNumberList } from './shape.js';
-import { addSource, firstSource, fixedWindowSource, numSource, zeroSource } from './source.js';
+import { numSource, tallySource, zeroSource } from './source.js';
 import { addValue, isSumWindow, removeOldest } from './sums.js';
 import { BaseSlot, noteExpiry, type Adoption, type SlotStore } from './types.js';
 import { formOf, inFixedWindow, windowCount, windowMs, type Form } from './window.js';
@@ -98,15 +98,7 @@ export class EngagedTimeSlot extends BaseSlot {
 
   /** Plain sums and `first N` as generated code (state/generated.ts); sliding sums keep their calls. */
   eventSource(matched: string, changed: string, constants: number[]): string | undefined {
-    switch (this.form) {
-      case 'first':
-        return firstSource(this.num, this.n, matched, `${numSource(this.num + 1)} += s.engagedSeconds;`, changed, constants);
-      case 'last':
-      case 'the_last':
-        return undefined;
-      default:
-        return addSource(`(${matched})${fixedWindowSource(this.during, constants)}`, this.num, 's.engagedSeconds', changed);
-    }
+    return tallySource(this.form, this.during, this.n, this.num, 's.engagedSeconds', matched, changed, constants);
   }
 
   resetSource(changed: string): string {

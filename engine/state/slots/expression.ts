@@ -6,7 +6,7 @@
 import type { During } from '../../query/ast.js';
 import { bitRingWidths, initBitRing, isBitRing, pushBit } from './bits.js';
 import { areCounts } from './shape.js';
-import { addSource, firstSource, fixedWindowSource, numSource, zeroSource } from './source.js';
+import { numSource, tallySource, zeroSource } from './source.js';
 import { BaseSlot, noteExpiry, type Adoption, type SlotStore } from './types.js';
 import { TimeRingLayout, formOf, inFixedWindow, windowCount, windowMs, type Form } from './window.js';
 
@@ -99,15 +99,7 @@ export class ExpressionSlot extends BaseSlot {
 
   /** Counts and `first N` as generated code (state/generated.ts); rings (`last N`, `the_last`) keep their calls. */
   eventSource(matched: string, changed: string, constants: number[]): string | undefined {
-    switch (this.form) {
-      case 'first':
-        return firstSource(this.num, this.n, matched, `${numSource(this.num + 1)} += 1;`, changed, constants);
-      case 'last':
-      case 'the_last':
-        return undefined;
-      default:
-        return addSource(`(${matched})${fixedWindowSource(this.during, constants)}`, this.num, '1', changed);
-    }
+    return tallySource(this.form, this.during, this.n, this.num, '1', matched, changed, constants);
   }
 
   resetSource(changed: string): string {
