@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { median } from './stats.js';
+import { median, roundOrder } from './stats.js';
 
 const run = promisify(execFile);
 
@@ -45,11 +45,6 @@ export interface EngineAbSummary {
 }
 
 export const QUICK_ENGINE_SETTINGS: readonly string[] = ['--runs', '3', '--largeUsers', '0', '--longHistory', '1000', '--referenceHistory', '10', '--historyRepetitions', '1', '--referenceUsers', '1'];
-
-/** The order of the variants in round `round` (from 0): as given, then reversed, alternating. */
-export function roundOrder<T>(variants: readonly T[], round: number): T[] {
-  return round % 2 === 0 ? [...variants] : [...variants].reverse();
-}
 
 /** Medians per variant and, against the first, the rounds won and the change of the medians. */
 export function summarise(variants: readonly EngineVariant[], runs: readonly EngineAbRun[]): EngineAbSummary[] {

@@ -20,7 +20,7 @@ import { openIngestPipeline, type Pipeline } from '../server/ingest/pipeline.js'
 import { openLevelStore } from '../server/store/level.js';
 import { MapContexts, MapPlans } from '../test/support/ingest.js';
 import { threadCpuTicks } from './processes.js';
-import { median } from './stats.js';
+import { median, roundOrder } from './stats.js';
 import { generateWireCohorts } from './workload/cohorts.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
 
@@ -102,7 +102,7 @@ export async function runPipelineBench(overrides: Partial<PipelineBenchOptions> 
     await loop(50, events.take(settings.users * 2));
     const runs: PipelineRun[] = [];
     for (let round = 0; round < settings.rounds; round++) {
-      const order = round % 2 === 0 ? settings.inFlight : [...settings.inFlight].reverse();
+      const order = roundOrder(settings.inFlight, round);
       for (const inFlight of order) {
         const appends = events.take(inFlight === 1 ? Math.max(1, Math.floor(settings.appends / 5)) : settings.appends);
         const groupsBefore = groups;

@@ -1,4 +1,10 @@
-// Summaries of repeated runs: median with min-max, and per-run ratios to a baseline measured beside each run.
+// Summaries of repeated runs: median with min-max, and per-run ratios to a baseline measured beside each run; and
+// the order of alternating rounds.
+
+/** The order of what a round runs, round `round` from 0: as given, then reversed, alternating. */
+export function roundOrder<T>(items: readonly T[], round: number): T[] {
+  return round % 2 === 0 ? [...items] : [...items].reverse();
+}
 
 export interface Spread {
   readonly median: number;

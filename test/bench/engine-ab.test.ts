@@ -2,7 +2,8 @@
 // by medians and by the rounds each candidate won against the first build.
 
 import { describe, expect, it } from 'vitest';
-import { roundOrder, runEngineAb, summarise, type EngineAbRun } from '../../bench/engine-ab.js';
+import { runEngineAb, summarise, type EngineAbRun } from '../../bench/engine-ab.js';
+import { roundOrder } from '../../bench/stats.js';
 
 const result = (variant: string, round: number, eventsPerSecond: number, large?: number): EngineAbRun => ({
   variant,
