@@ -79,7 +79,7 @@ function compare(runs: LoadResult[], baselineRuns: LoadResult[], usages: RunUsag
 type Runs = [LoadResult[], LoadResult[], RunUsage[]];
 
 const describeUsage = (u: RunUsage): string =>
-  `server ${u.serverCores.toFixed(2)} cores (main thread ${u.mainCores.toFixed(2)}, busiest other ${u.busiestOtherCores.toFixed(2)}), load generator ${u.loadGeneratorCores.toFixed(2)}` +
+  `server ${u.serverCores.toFixed(2)} cores (main thread ${u.mainCores.toFixed(2)}, owners ${u.ownerCores.toFixed(2)}, other threads ${u.otherCores.toFixed(2)}), load generator ${u.loadGeneratorCores.toFixed(2)}` +
   (Number.isFinite(u.eventsPerGroup) ? `, ${u.eventsPerGroup.toFixed(1)} events per group, ${u.groupMs.toFixed(1)} ms per group${Number.isFinite(u.ownersMs) ? ` (${u.ownersMs.toFixed(1)} with the owners)` : ''}, ${u.groupsPerBatch.toFixed(2)} groups per store batch, ${(u.residentShare * 100).toFixed(0)} % of users resident${Number.isFinite(u.keptStateShare) ? ` (stateless states kept ${(u.keptStateShare * 100).toFixed(0)} %)` : ''}, ${u.snapshotsPerThousand.toFixed(0)} snapshots and ${u.deadlinesPerThousand.toFixed(0)} deadline re-evaluations per 1,000 events` : '');
 
 const describe = (r: LoadResult): string =>

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
+import { OWNER_THREAD_NAME } from '../server/ingest/worker/thread-name.js';
 
 /** dist/ of this build (this file is dist/bench/processes.js once compiled). */
 const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -139,10 +140,29 @@ async function statTicks(path: string): Promise<number> {
 
 const cpuTicks = (pid: number): Promise<number> => statTicks(`/proc/${pid}/stat`);
 
-/** CPU time of each thread of a process, in clock ticks: its main thread (the thread whose id is the pid) and the others. */
-export async function threadCpuTicks(pid: number): Promise<{ readonly main: number; readonly others: ReadonlyMap<string, number> }> {
+/** A thread's name (`comm`); '' when it ended meanwhile. */
+async function threadName(pid: number, tid: string): Promise<string> {
+  try {
+    return (await readFile(`/proc/${pid}/task/${tid}/comm`, 'utf8')).trim();
+  } catch {
+    return '';
+  }
+}
+
+export interface ThreadTicks {
+  /** The main thread's (the thread whose id is the pid). */
+  readonly main: number;
+  /** Each other thread's, by thread id. */
+  readonly others: ReadonlyMap<string, number>;
+  /** The ids of the partition owners' threads (named by server/ingest/worker/thread-name.ts). */
+  readonly owners: ReadonlySet<string>;
+}
+
+/** CPU time of each thread of a process, in clock ticks, and which of its threads are partition owners. */
+export async function threadCpuTicks(pid: number): Promise<ThreadTicks> {
   let main = 0;
   const others = new Map<string, number>();
+  const owners = new Set<string>();
   for (const tid of await readdir(`/proc/${pid}/task`)) {
     let ticks: number;
     try {
@@ -150,10 +170,14 @@ export async function threadCpuTicks(pid: number): Promise<{ readonly main: numb
     } catch {
       continue; // the thread ended meanwhile
     }
-    if (tid === String(pid)) main = ticks;
-    else others.set(tid, ticks);
+    if (tid === String(pid)) {
+      main = ticks;
+      continue;
+    }
+    others.set(tid, ticks);
+    if ((await threadName(pid, tid)) === OWNER_THREAD_NAME) owners.add(tid);
   }
-  return { main, others };
+  return { main, others, owners };
 }
 
 /**

@@ -1,6 +1,6 @@
 // Where the cores went during one run of the server under test: its CPU time (all threads, its main thread, its
-// busiest other thread: a partition owner, LevelDB or the thread pool) and this bench process's (the load
-// generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
+// partition owners' threads, and the rest: V8's helper threads, libuv's pool running LevelDB's reads and writes,
+// LevelDB's compaction) and this bench process's (the load generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
 // each ingest group committed, how long a group took from start to commit (and how much of it was the owners' round
 // trip), how many groups shared a store batch, how many state lookups found the user resident (and how many stateless
 // calls started from a state the server kept since sealing it), how many state snapshots were written and how many users were re-evaluated at a deadline (D36) per event. So each HTTP row also
@@ -12,10 +12,13 @@ import { threadCpuTicks, type Running } from './processes.js';
 const TICKS_PER_SECOND = 100;
 
 export interface RunUsage {
-  /** Cores used by the server (CPU seconds over wall seconds), its main thread, and its busiest other thread. */
+  /** Cores used by the server (CPU seconds over wall seconds) and by its main thread. */
   readonly serverCores: number;
   readonly mainCores: number;
-  readonly busiestOtherCores: number;
+  /** By its partition owners' threads (all of them; 0 with `--threads 0`: the main thread owns the partitions). */
+  readonly ownerCores: number;
+  /** By its other threads: V8's helpers (GC, compilation), libuv's pool (LevelDB's reads and writes), LevelDB's compaction. */
+  readonly otherCores: number;
   /** Cores used by this process: autocannon and the bench. */
   readonly loadGeneratorCores: number;
   /** Events stored per ingest group commit, and a group's mean time from start to commit (ms). */
@@ -89,12 +92,12 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
   const after = await threadCpuTicks(server.pid);
   const metricsAfter = await counters(server.url);
   const cores = (ticks: number): number => ticks / TICKS_PER_SECOND / seconds;
+  let owners = 0;
   let others = 0;
-  let busiest = 0;
   for (const [tid, ticks] of after.others) {
     const used = ticks - (before.others.get(tid) ?? 0);
-    others += used;
-    busiest = Math.max(busiest, used);
+    if (after.owners.has(tid)) owners += used;
+    else others += used;
   }
   const moved = (name: keyof Counters): number => (metricsAfter !== undefined && metricsBefore !== undefined ? metricsAfter[name] - metricsBefore[name] : Number.NaN);
   const groups = moved('groups');
@@ -104,9 +107,10 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
   return {
     result,
     usage: {
-      serverCores: cores(after.main - before.main + others),
+      serverCores: cores(after.main - before.main + owners + others),
       mainCores: cores(after.main - before.main),
-      busiestOtherCores: cores(busiest),
+      ownerCores: cores(owners),
+      otherCores: cores(others),
       loadGeneratorCores: (own.user + own.system) / 1e6 / seconds,
       eventsPerGroup: moved('events') / groups,
       groupMs: (moved('groupSeconds') * 1000) / groups,

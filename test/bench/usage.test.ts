@@ -67,7 +67,8 @@ describe('usage table', () => {
       usage: {
         serverCores: spreadOf([1.36]),
         mainCores: spreadOf([0.64]),
-        busiestOtherCores: spreadOf([0.21]),
+        ownerCores: spreadOf([0.21]),
+        otherCores: spreadOf([0.51]),
         loadGeneratorCores: spreadOf([0.18]),
         eventsPerGroup: spreadOf([23.5]),
         groupMs: spreadOf([16.9]),
@@ -97,10 +98,10 @@ describe('usage table', () => {
     },
   });
 
-  it('shows the server, main thread, busiest other thread and load generator cores, the groups (with the owners\' share), groups per store batch, users resident, snapshots and deadline re-evaluations', () => {
+  it('shows the server, main thread, partition owners, other threads and load generator cores, the groups (with the owners\' share), groups per store batch, users resident, snapshots and deadline re-evaluations', () => {
     const text = renderResults(results(true));
     expect(text).toContain('Where the cores went');
-    expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms (4.25 ms with the owners) | 1.25 | 88 % | 12 | 3 |');
+    expect(text).toContain('| (1) POST /v2.0/events | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.51 (0.51–0.51) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms (4.25 ms with the owners) | 1.25 | 88 % | 12 | 3 |');
   });
 
   it('says, for stateless calls, the share that started from a state the server kept since sealing it', () => {
@@ -109,17 +110,17 @@ describe('usage table', () => {
     const measured = base.http.value.ingest;
     const stateless = { ...measured, usage: { ...(measured.usage as NonNullable<Comparison['usage']>), keptStateShare: spreadOf([0.994]) }, stateBytes: 681 };
     const text = renderResults({ ...base, http: { ...base.http, value: { ...base.http.value, stateless } } });
-    expect(text).toContain('| (3) stateless | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms (4.25 ms with the owners) | 1.25 | 88 %; stateless states kept 99 % | 12 | 3 |');
+    expect(text).toContain('| (3) stateless | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.21 (0.21–0.21) | 0.51 (0.51–0.51) | 0.18 (0.18–0.18) | 23.5 | 16.90 ms (4.25 ms with the owners) | 1.25 | 88 %; stateless states kept 99 % | 12 | 3 |');
   });
 
   it('leaves the columns an older run did not measure empty', () => {
     const older = results(true);
     if (!older.http?.ok || older.http.value.ingest === undefined) throw new Error('the fixture has an ingestion result');
     const measured = older.http.value.ingest;
-    const { ownersMs: _owners, groupsPerBatch: _batches, residentShare: _resident, snapshotsPerThousand: _snapshots, deadlinesPerThousand: _deadlines, ...usage } = measured.usage as NonNullable<Comparison['usage']>;
+    const { ownerCores: _ownerCores, otherCores: _otherCores, ownersMs: _owners, groupsPerBatch: _batches, residentShare: _resident, snapshotsPerThousand: _snapshots, deadlinesPerThousand: _deadlines, ...usage } = measured.usage as NonNullable<Comparison['usage']>;
     const ingest: Comparison = { ...measured, usage: usage as NonNullable<Comparison['usage']> };
     const text = renderResults({ ...older, http: { ...older.http, value: { ...older.http.value, ingest } } });
-    expect(text).toContain('| 23.5 | 16.90 ms |  |  |  |  |');
+    expect(text).toContain('| 0.64 (0.64–0.64) |  |  | 0.18 (0.18–0.18) | 23.5 | 16.90 ms |  |  |  |  |');
   });
 
   it('has no usage table when no run measured usage (figures kept from an older run)', () => {

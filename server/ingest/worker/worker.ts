@@ -3,7 +3,10 @@
 // (see executor.ts).
 
 import { Piscina } from 'piscina';
+import { OWNER_THREAD_NAME, nameThisThread } from './thread-name.js';
 import type { PlanCache, Residents, WorkTask } from './work.js';
+
+nameThisThread(OWNER_THREAD_NAME);
 
 // The engine is imported on the first task, not statically: piscina may `require` this file first, and a module
 // that fails to load would then surface as an opaque loader assertion instead of the task's own error.
