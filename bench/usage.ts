@@ -1,10 +1,11 @@
 // Where the cores went during one run of the server under test: its CPU time (all threads, its main thread, its
 // partition owners' threads, and the rest: V8's helper threads, libuv's pool running LevelDB's reads and writes,
-// LevelDB's compaction) and this bench process's (the load generator), each divided by the run's wall time, from /proc; and, from the server's /metrics, how many events
-// each ingest group committed, how long a group took from start to commit (and how much of it was the owners' round
-// trip), how many groups shared a store batch, how many state lookups found the user resident (and how many stateless
-// calls started from a state the server kept since sealing it), how many state snapshots were written and how many users were re-evaluated at a deadline (D36) per event. So each HTTP row also
-// says what bounded it.
+// LevelDB's compaction) and this bench process's (the load generator), each divided by the run's wall time, from
+// /proc; and, from the server's /metrics, how many events each ingest group committed, how long a group took from
+// start to commit (and how much of it was the owners' round trip), how many groups shared a store batch, how many
+// state lookups found the user resident (and how many stateless calls started from a state the server kept since
+// sealing it), how many state snapshots were written and how many users were re-evaluated at a deadline (D36) per
+// event. So each HTTP row also says what bounded it.
 
 import { threadCpuTicks, type Running } from './processes.js';
 
