@@ -192,10 +192,12 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     if (u === undefined) return undefined;
     const cores = (v: number): string => v.toFixed(2);
     const optional = (s: Spread | undefined, format: (v: number) => string): string => (s !== undefined && Number.isFinite(s.median) ? format(s.median) : '');
+    // Columns an older run did not measure stay blank.
+    const spreadIf = (s: Spread | undefined): string => (s === undefined ? '' : spread(s, cores));
     const group = Number.isFinite(u.eventsPerGroup.median)
       ? `${u.eventsPerGroup.median.toFixed(1)} | ${ms(u.groupMs.median)}${optional(u.ownersMs, (v) => ` (${ms(v)} with the owners)`)} | ${optional(u.groupsPerBatch, (v) => v.toFixed(2))} | ${optional(u.residentShare, (v) => `${(v * 100).toFixed(0)} %`)}${optional(u.keptStateShare, (v) => `; stateless states kept ${(v * 100).toFixed(0)} %`)} | ${optional(u.snapshotsPerThousand, (v) => v.toFixed(0))} | ${optional(u.deadlinesPerThousand, (v) => v.toFixed(0))}`
       : ' |  |  |  |  | ';
-    return `| ${name} | ${spread(u.serverCores, cores)} | ${spread(u.mainCores, cores)} | ${u.ownerCores === undefined ? '' : spread(u.ownerCores, cores)} | ${u.otherCores === undefined ? '' : spread(u.otherCores, cores)} | ${spread(u.loadGeneratorCores, cores)} | ${group} |`;
+    return `| ${name} | ${spread(u.serverCores, cores)} | ${spread(u.mainCores, cores)} | ${spreadIf(u.ownerCores)} | ${spreadIf(u.otherCores)} | ${spread(u.loadGeneratorCores, cores)} | ${group} |`;
   };
   const usageRows = [
     used('(1) POST /v2.0/events', h.ingest),

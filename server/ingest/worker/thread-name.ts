@@ -7,12 +7,11 @@ import { writeFileSync } from 'node:fs';
 
 export const OWNER_THREAD_NAME = 'audience-owner';
 
-/** Names the calling thread (Linux); whether it took. */
-export function nameThisThread(name: string): boolean {
+/** Names the calling thread (Linux; elsewhere nothing happens). */
+export function nameThisThread(name: string): void {
   try {
     writeFileSync('/proc/thread-self/comm', name.slice(0, 15));
-    return true;
   } catch {
-    return false;
+    // not Linux, or /proc not mounted: the thread keeps its name
   }
 }
