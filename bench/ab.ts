@@ -8,7 +8,9 @@
 // `--variant NAME=DIST[,FLAG...]` (flags comma-separated: `--variant fsync=dist,--fsync`; a flag `node:OPTION` is
 // given to node before the script instead of `npm start`'s (cli/node-options.ts): `--variant v8default=dist,
 // node:--max-semi-space-size=16`; a flag `env:NAME=VALUE` sets an environment variable of the server: `--variant
-// jemalloc=dist,env:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`); `--mode ingest|stateless`;
+// jemalloc=dist,env:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`); DIST `floor` runs this build's floor
+// server instead (bench/floor-server.ts: the least a server can do with the track calls: `--variant floor=floor`
+// stores them, `--variant engine=floor,--engine` also segments them; ingest mode only); `--mode ingest|stateless`;
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians,
 // with the server's CPU time per request (all threads, and its main thread, from /proc over the run) and its ingest
 // groups (events, time from start to commit, the owners' round trip in it, from /metrics): on a shared machine the
@@ -20,10 +22,10 @@
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runLoad, sendAll, type LoadSettings, type LoadTarget } from './load.js';
-import { startAudience, startBaseline, waitForIdle, type Running } from './processes.js';
+import { startAudience, startBaseline, startFloor, waitForIdle, type Running } from './processes.js';
 import { withUsage } from './usage.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
 import { generateWireCohorts } from './workload/cohorts.js';
@@ -67,16 +69,33 @@ export interface AbRun {
 }
 
 const SEED = 42;
+/** dist/ of this build (this file is dist/bench/ab.js once compiled). */
+const THIS_DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
 const STATELESS_USERS = 200;
 
-/** `serve` of the variant's build over `dataDir` on an ephemeral port. */
-function serve(variant: Variant, dataDir: string): Promise<Running> {
-  return startAudience({ dataDir, cliBin: join(resolve(variant.dist), 'cli', 'bin.js'), args: variant.args, nodeArgs: variant.nodeArgs.length > 0 ? variant.nodeArgs : undefined, env: variant.env });
+/** A variant whose DIST is this word runs the floor server (bench/floor-server.ts) of this build instead of a build's `serve`. */
+const FLOOR = 'floor';
+
+/**
+ * `serve` of the variant's build over `dataDir` on an ephemeral port; or the floor server over a fresh temp dir of
+ * its own (removed at its stop: it keeps nothing between runs).
+ */
+async function serve(variant: Variant, dataDir: string): Promise<Running> {
+  const nodeArgs = variant.nodeArgs.length > 0 ? variant.nodeArgs : undefined;
+  if (variant.dist !== FLOOR) return startAudience({ dataDir, cliBin: join(resolve(variant.dist), 'cli', 'bin.js'), args: variant.args, nodeArgs, env: variant.env });
+  const own = await mkdtemp(join(tmpdir(), 'audience-floor-'));
+  const removeOwn = (): Promise<void> => rm(own, { recursive: true, force: true });
+  const floor = await startFloor(own, variant.args, nodeArgs).catch(async (error: unknown) => {
+    await removeOwn();
+    throw error;
+  });
+  return { ...floor, stop: () => floor.stop().then(removeOwn) };
 }
 
 export async function runAb(options: AbOptions, log: (line: string) => void): Promise<AbRun[]> {
-  const first = options.variants[0];
-  if (first === undefined) throw new Error('at least one --variant is needed');
+  if (options.variants.length === 0) throw new Error('at least one --variant is needed');
+  // The data is seeded through the first audience build given (this build's when every variant is a floor).
+  const first = options.variants.find((variant) => variant.dist !== FLOOR) ?? { name: 'seed', dist: THIS_DIST, args: [], nodeArgs: [], env: {} };
   const dataDir = await mkdtemp(join(tmpdir(), 'audience-ab-'));
   const baseline = await startBaseline();
   const load: LoadSettings = { connections: 50, pipelining: 1, durationSeconds: options.seconds, warmupSeconds: 2, timeoutSeconds: 10, rate: options.rate };
@@ -149,7 +168,7 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
           log(
             `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, ${b === undefined ? 'fixed rate' : `baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}`}, ` +
               `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), ` +
-              `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms${Number.isFinite(run.ownersMs) ? ` (${run.ownersMs.toFixed(2)} with the owners)` : ''}${Number.isFinite(usage.keptStateShare) ? `, stateless states kept ${(usage.keptStateShare * 100).toFixed(0)} %` : ''}, non-2xx ${a.non2xx}`,
+              `${Number.isFinite(run.eventsPerGroup) ? `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms` : 'no ingest groups reported'}${Number.isFinite(run.ownersMs) ? ` (${run.ownersMs.toFixed(2)} with the owners)` : ''}${Number.isFinite(usage.keptStateShare) ? `, stateless states kept ${(usage.keptStateShare * 100).toFixed(0)} %` : ''}, non-2xx ${a.non2xx}`,
           );
         } finally {
           await server.stop();
@@ -208,12 +227,14 @@ function parseArgs(argv: readonly string[]): AbOptions {
     if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
   }
   if (rate !== undefined && !(Number.isSafeInteger(rate) && rate >= 1)) throw new Error('--rate must be a positive integer');
+  if (mode === 'stateless' && variants.some((variant) => variant.dist === FLOOR)) throw new Error('the floor server answers track calls only (--mode ingest)');
   return { variants, mode, users, rounds, seconds, rate };
 }
 
 const USAGE =
   'usage: node dist/bench/ab.js --variant NAME=DIST[,FLAG...] [--variant ...] [--mode ingest|stateless] [--users N] [--rounds N]\n' +
-  '       [--seconds N] [--rate N]; a FLAG is a serve flag (--fsync), node:OPTION or env:NAME=VALUE (the header of bench/ab.ts)';
+  '       [--seconds N] [--rate N]; DIST is a copy of dist/ or `floor` (bench/floor-server.ts); a FLAG is a serve flag (--fsync),\n' +
+  '       node:OPTION or env:NAME=VALUE (the header of bench/ab.ts)';
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   let options: AbOptions;

@@ -9,10 +9,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
 import { OWNER_THREAD_NAME } from '../server/ingest/worker/thread-name.js';
 
-/** dist/ of this build (this file is dist/bench/processes.js once compiled). */
-const DIST = join(dirname(fileURLToPath(import.meta.url)), '..');
+/** dist/ of this build: this file is dist/bench/processes.js once compiled; run from source (by a test), the repo's dist/. */
+const HERE = dirname(fileURLToPath(import.meta.url));
+const DIST = import.meta.url.endsWith('.ts') ? join(HERE, '..', 'dist') : join(HERE, '..');
 export const CLI_BIN = join(DIST, 'cli', 'bin.js');
 const BASELINE = join(DIST, 'bench', 'baseline-server.js');
+const FLOOR = join(DIST, 'bench', 'floor-server.js');
 
 export interface Keys {
   readonly privateKey: string;
@@ -61,6 +63,11 @@ export function startAudience(options: AudienceOptions): Promise<Running> {
 
 export function startBaseline(): Promise<Running> {
   return startProcess([BASELINE, '--port', '0'], 'baseline');
+}
+
+/** The floor server (bench/floor-server.ts) over `dataDir`, with its flags (`--engine`) and `npm start`'s Node options. */
+export function startFloor(dataDir: string, args: readonly string[] = [], nodeArgs: readonly string[] = SERVE_NODE_OPTIONS): Promise<Running> {
+  return startProcess([...nodeArgs, FLOOR, '--data', dataDir, '--port', '0', ...args], 'floor');
 }
 
 function startProcess(args: string[], label: string, keepOutput = false, env?: Readonly<Record<string, string>>): Promise<Running> {
