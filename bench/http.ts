@@ -1,12 +1,13 @@
 // Benchmarks (1)-(3) over HTTP: POST /v2.0/events, the same with --fsync, and stateless segmentation (10 events and
 // a passed-back state), each run interleaved with a run of the bare uWS baseline on the same bodies and settings;
-// and the threads sweep: POST /v2.0/events with the server restarted on the same data at each `--threads` value.
+// the threads sweep: POST /v2.0/events with the server restarted on the same data at each `--threads` value; and the
+// floor: the same track calls served by bench/floor-server.ts --engine (what this machine allows).
 
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runLoad, sendAll, type LoadResult, type LoadSettings, type LoadTarget } from './load.js';
-import { startAudience, startBaseline, waitForIdle, type Keys, type Running } from './processes.js';
+import { startAudience, startBaseline, startFloor, waitForIdle, type Keys, type Running } from './processes.js';
 import { ratiosOf, spreadOf, type Spread } from './stats.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
 import { generateWireCohorts } from './workload/cohorts.js';
@@ -22,7 +23,7 @@ export interface HttpBenchOptions {
   readonly seedConnections: number;
   /** Users whose state stateless calls pass back (each prepared by one call without state). */
   readonly statelessUsers: number;
-  readonly which: { readonly ingest: boolean; readonly fsync: boolean; readonly stateless: boolean; readonly threads: boolean };
+  readonly which: { readonly ingest: boolean; readonly fsync: boolean; readonly stateless: boolean; readonly threads: boolean; readonly floor: boolean };
   /** The `--threads` values of the sweep. */
   readonly threadsSweep: readonly number[];
   readonly cpuProfileDir?: string;
@@ -51,6 +52,11 @@ export interface HttpBenchResult {
   readonly stateless?: Comparison & { readonly stateBytes: number; readonly wholeStateBytes?: number };
   /** The threads sweep: ingestion at each `serve --threads` value. */
   readonly threads?: readonly (Comparison & { readonly threads: number })[];
+  /**
+   * The floor (bench/floor-server.ts with `--engine`): the same track calls stored and segmented by the least a server
+   * can do, for what this machine allows (no keys, identity, validation, schemas, idempotency, counters, log).
+   */
+  readonly floor?: Comparison;
   readonly dataDirBytes: number;
   /** Rows kept from an earlier run by a partial one (`--only ingest`): which, and when they were measured. */
   readonly earlier?: { readonly at: string; readonly benchmarks: readonly string[] };
@@ -89,6 +95,7 @@ const describe = (r: LoadResult): string =>
 export async function runHttpBenches(options: HttpBenchOptions, progress: Progress): Promise<HttpBenchResult> {
   const dataDir = await mkdtemp(join(tmpdir(), 'audience-bench-'));
   const running: Running[] = [];
+  let floorDir: string | undefined;
   const startServer = async (fsync: boolean, threads?: number): Promise<Running> => {
     const server = await startAudience({
       dataDir,
@@ -192,10 +199,24 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
     }
     await server.stop();
     result.dataDirBytes = await directoryBytes(dataDir);
+    if (options.which.floor) {
+      floorDir = await mkdtemp(join(tmpdir(), 'audience-bench-floor-'));
+      server = await startFloor(floorDir, ['--engine']);
+      running.push(server);
+      progress(`the floor (bench/floor-server.ts --engine, pid ${server.pid}) on a fresh data dir, the same track calls`);
+      await warm('floor start');
+      await settle('floor start');
+      const runs: Runs = [[], [], []];
+      for (let run = 1; run <= options.runs; run++) await pair('floor --engine', runs, trackTarget, run);
+      // Its usage is the process's CPU alone: it serves no /metrics.
+      result.floor = compare(...runs);
+      await server.stop();
+    }
     return result;
   } finally {
     for (const process of running) await process.stop();
     await rm(dataDir, { recursive: true, force: true });
+    if (floorDir !== undefined) await rm(floorDir, { recursive: true, force: true });
   }
 }
 

@@ -74,6 +74,14 @@ export function renderResults(r: BenchResults): string {
     row(`Ingestion POST /v2.0/events, req/s ÷ baseline, ${r.load.connections} connections`, '≥ 0.40', spread(http.ingest.ratio, ratio), http.ingest.ratio.median >= 0.4);
     row('Ingestion p99 latency', '≤ 10 ms', spread(http.ingest.p99, ms), http.ingest.p99.median <= 10);
   } else row('Ingestion', '≥ 0.40 × baseline, p99 ≤ 10 ms', missing(r.http) || 'not run', undefined);
+  if (http?.floor) {
+    row(
+      'The floor for ingestion (bench/floor-server.ts --engine: the same calls parsed, stored with one put each and segmented, nothing else), req/s ÷ baseline',
+      '(reported)',
+      `${spread(http.floor.ratio, ratio)}, p99 ${ms(http.floor.p99.median)}`,
+      undefined,
+    );
+  }
   if (http?.fsync) row('Ingestion with --fsync, req/s ÷ baseline', '≥ 0.30', spread(http.fsync.ratio, ratio), http.fsync.ratio.median >= 0.3);
   else row('Ingestion with --fsync', '≥ 0.30 × baseline', missing(r.http) || 'not run', undefined);
   if (http?.stateless) {
@@ -204,6 +212,7 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     used('(2) the same, --fsync', h.fsync),
     used('(3) stateless', h.stateless),
     ...(h.threads ?? []).map((t) => used(`(1) with --threads ${t.threads}`, t)),
+    used('the floor (bench/floor-server.ts --engine)', h.floor),
   ].filter((row): row is string => row !== undefined);
   if (usageRows.length > 0) {
     out.push(
@@ -228,6 +237,19 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     );
     for (const t of h.threads) out.push(`| ${t.threads} | ${spread(t.rps, int)} | ${spread(t.baselineRps, int)} | ${spread(t.ratio, ratio)} | ${spread(t.p50, ms)} | ${spread(t.p99, ms)} | ${t.non2xx} |`);
     out.push('');
+  }
+  if (h.floor !== undefined) {
+    const f = h.floor;
+    out.push(
+      '#### The floor: the same track calls, served by the least a server can do (bench/floor-server.ts --engine)',
+      '',
+      'What this machine allows for ingestion: uWebSockets.js, the body parsed, one LevelDB put per event (its record in msgpack) in one batch per event-loop turn, answered once written, and the engine\'s segment step inline on the main thread over resident decoded states with the same 100 cohorts. No keys, identity (an alias is its own user), validation, schemas, idempotency index, size counters, transitions, access log or metrics. Run last, on a fresh data dir, after one track call per user; each run right after a baseline run like the others. It serves no /metrics, so its row of the table above has CPU figures only. `bench/ab.ts --variant floor=floor` compares it with any build.',
+      '',
+      '| server | req/s | baseline req/s | ratio | p50 | p99 | failed requests |',
+      '|---|---|---|---|---|---|---|',
+      `| floor --engine | ${spread(f.rps, int)} | ${spread(f.baselineRps, int)} | ${spread(f.ratio, ratio)} | ${spread(f.p50, ms)} | ${spread(f.p99, ms)} | ${f.non2xx} |`,
+      '',
+    );
   }
   return out;
 }

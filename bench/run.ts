@@ -15,7 +15,7 @@ import { runDashboardBench, type DashboardBenchOptions } from './dashboard.js';
 import { runClusterBench } from './cluster/bench.js';
 import { backfillRate, renderResults, writeReadme, type BenchResults, type Outcome } from './report.js';
 
-export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'engine', 'reference', 'backfill', 'memory', 'reactions', 'dashboard', 'cluster'] as const;
+export const BENCHMARKS = ['ingest', 'fsync', 'stateless', 'threads', 'floor', 'engine', 'reference', 'backfill', 'memory', 'reactions', 'dashboard', 'cluster'] as const;
 /** `serve --threads` values of the threads sweep: the main thread alone, one owner, two owners. */
 export const THREADS_SWEEP = [0, 1, 2] as const;
 export type BenchName = (typeof BENCHMARKS)[number];
@@ -153,7 +153,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     users: settings.users,
   };
 
-  if (has('ingest') || has('fsync') || has('stateless') || has('threads')) {
+  if (has('ingest') || has('fsync') || has('stateless') || has('threads') || has('floor')) {
     const options: HttpBenchOptions = {
       seed: SEED,
       users: settings.users,
@@ -162,7 +162,7 @@ export async function main(argv: readonly string[]): Promise<void> {
       load: settings.load,
       seedConnections: settings.seedConnections,
       statelessUsers: settings.statelessUsers,
-      which: { ingest: has('ingest'), fsync: has('fsync'), stateless: has('stateless'), threads: has('threads') },
+      which: { ingest: has('ingest'), fsync: has('fsync'), stateless: has('stateless'), threads: has('threads'), floor: has('floor') },
       threadsSweep: THREADS_SWEEP,
       ...(args.cpuProfileDir !== undefined && { cpuProfileDir: args.cpuProfileDir }),
     };
@@ -173,7 +173,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (before?.ok === true && results.http.ok) {
       const fresh = results.http.value;
       const kept = before.value;
-      const earlier = (['ingest', 'fsync', 'stateless', 'threads'] as const).filter((name) => fresh[name] === undefined && kept[name] !== undefined);
+      const earlier = (['ingest', 'fsync', 'stateless', 'threads', 'floor'] as const).filter((name) => fresh[name] === undefined && kept[name] !== undefined);
       if (earlier.length > 0) {
         const keptValues = Object.fromEntries(earlier.map((name) => [name, kept[name]]));
         results.http = { ...results.http, value: { ...fresh, ...keptValues, earlier: { at: kept.earlier?.at ?? before.at, benchmarks: earlier } } };

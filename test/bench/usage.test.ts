@@ -123,6 +123,28 @@ describe('usage table', () => {
     expect(text).toContain('| 0.64 (0.64–0.64) |  |  | 0.18 (0.18–0.18) | 23.5 | 16.90 ms |  |  |  |  |');
   });
 
+  it('reports the floor (bench/floor-server.ts --engine) in the targets, its own table and the usage table, with no group figures', () => {
+    const base = results(true);
+    if (!base.http?.ok || base.http.value.ingest === undefined) throw new Error('the fixture has an ingestion result');
+    const measured = base.http.value.ingest;
+    const none = spreadOf([Number.NaN]);
+    const usage = measured.usage as NonNullable<Comparison['usage']>;
+    const floor: Comparison = {
+      ...measured,
+      rps: spreadOf([6_000]),
+      ratio: spreadOf([0.6]),
+      p99: spreadOf([9.5]),
+      usage: { ...usage, ownerCores: spreadOf([0]), eventsPerGroup: none, groupMs: none, ownersMs: none, groupsPerBatch: none, residentShare: none, snapshotsPerThousand: none, deadlinesPerThousand: none },
+    };
+    const text = renderResults({ ...base, http: { ...base.http, value: { ...base.http.value, floor } } });
+    expect(text).toMatch(/\| The floor for ingestion \(bench\/floor-server.ts --engine: [^|]*\| \(reported\) \| 0.600× \(0.600×–0.600×\), p99 9.50 ms \|  \|/);
+    expect(text).toContain('#### The floor: the same track calls');
+    expect(text).toContain('| floor --engine | 6,000 (6,000–6,000) | 10,000 (10,000–10,000) | 0.600× (0.600×–0.600×) |');
+    expect(text).toContain('| the floor (bench/floor-server.ts --engine) | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.00 (0.00–0.00) | 0.51 (0.51–0.51) | 0.18 (0.18–0.18) |  |  |  |  |  |  |');
+    // Without a floor result, none of it.
+    expect(renderResults(base)).not.toContain('floor');
+  });
+
   it('has no usage table when no run measured usage (figures kept from an older run)', () => {
     expect(renderResults(results(false))).not.toContain('Where the cores went');
   });
