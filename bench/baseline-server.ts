@@ -3,6 +3,7 @@
 // Run: node dist/bench/baseline-server.js [--port 0]
 
 import * as uWS from 'uWebSockets.js';
+import { listenUntilStopped } from './listen.js';
 
 const portArg = process.argv.indexOf('--port');
 const port = portArg >= 0 ? Number(process.argv[portArg + 1]) : 0;
@@ -37,20 +38,4 @@ app.post('/*', (res, req) => {
     });
   });
 });
-app.any('/*', (res) => {
-  res.cork(() => res.writeStatus('404 Not Found').end());
-});
-
-app.listen(host, port, (socket) => {
-  if (socket === false) {
-    process.stderr.write(`cannot listen on ${host}:${port}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`listening on http://${host}:${uWS.us_socket_local_port(socket)}\n`);
-  const stop = (): void => {
-    uWS.us_listen_socket_close(socket);
-    process.exit(0);
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-});
+listenUntilStopped(app, host, port);

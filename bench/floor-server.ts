@@ -16,6 +16,7 @@ import * as uWS from 'uWebSockets.js';
 import { WRITE_BUFFER_BYTES } from '../server/store/level.js';
 import { compilePlan, newUserState, segment, type SegmentContext, type UserState } from '../engine/index.js';
 import { SampleGenerator } from '../test/support/sample-cohorts.js';
+import { listenUntilStopped } from './listen.js';
 
 const argument = (name: string): string | undefined => {
   const at = process.argv.indexOf(name);
@@ -131,20 +132,4 @@ app.post('/v2.0/events', (res) => {
 app.get('/stats', (res) => {
   res.cork(() => res.writeHeader('Content-Type', 'application/json').end(JSON.stringify({ states: states.size, transitions })));
 });
-app.any('/*', (res) => {
-  res.cork(() => res.writeStatus('404 Not Found').end());
-});
-
-app.listen(host, port, (socket) => {
-  if (socket === false) {
-    process.stderr.write(`cannot listen on ${host}:${port}\n`);
-    process.exit(1);
-  }
-  process.stdout.write(`listening on http://${host}:${uWS.us_socket_local_port(socket)}\n`);
-  const stop = (): void => {
-    uWS.us_listen_socket_close(socket);
-    void db.close().then(() => process.exit(0));
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-});
+listenUntilStopped(app, host, port, () => db.close());
