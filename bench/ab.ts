@@ -26,7 +26,9 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runLoad, sendAll, type LoadSettings, type LoadTarget } from './load.js';
 import { startAudience, startBaseline, startFloor, waitForIdle, type Running } from './processes.js';
+import { median } from './stats.js';
 import { withUsage } from './usage.js';
+import { parseVariantArg } from './variants.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
 import { generateWireCohorts } from './workload/cohorts.js';
 import { seedWorkload } from './workload/seed.js';
@@ -182,11 +184,6 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
   }
 }
 
-function median(values: readonly number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)] as number;
-}
-
 function parseArgs(argv: readonly string[]): AbOptions {
   const variants: Variant[] = [];
   let mode: AbOptions['mode'] = 'ingest';
@@ -204,9 +201,7 @@ function parseArgs(argv: readonly string[]): AbOptions {
     if (value === undefined) throw new Error(`${arg} needs a value`);
     i++;
     if (arg === '--variant') {
-      const [name, rest] = value.split(/=(.*)/s);
-      const [dist, ...flags] = (rest ?? '').split(',');
-      if (!name || !dist) throw new Error(`--variant NAME=DIST[,FLAG...], not "${value}"`);
+      const { name, dist, flags } = parseVariantArg(value);
       const args = flags.filter((flag) => !flag.startsWith('node:') && !flag.startsWith('env:'));
       const nodeArgs = flags.filter((flag) => flag.startsWith('node:')).map((flag) => flag.slice('node:'.length));
       const env: Record<string, string> = {};

@@ -15,6 +15,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { median, roundOrder } from './stats.js';
+import { parseVariantArg } from './variants.js';
 
 const run = promisify(execFile);
 
@@ -109,9 +110,9 @@ function parseArgs(argv: readonly string[]): { variants: EngineVariant[]; rounds
     const arg = argv[i] as string;
     const value = argv[i + 1];
     if (arg === '--variant' && value !== undefined) {
-      const at = value.indexOf('=');
-      if (at <= 0) throw new Error(`--variant takes NAME=DIST, got ${value}`);
-      variants.push({ name: value.slice(0, at), dist: value.slice(at + 1) });
+      const { name, dist, flags } = parseVariantArg(value);
+      if (flags.length > 0) throw new Error(`--variant takes NAME=DIST here (no flags), got ${value}`);
+      variants.push({ name, dist });
       i++;
     } else if (arg === '--rounds' && value !== undefined) {
       rounds = Number(value);
