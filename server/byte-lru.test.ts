@@ -1,4 +1,4 @@
-// The one LRU behind the state, context and schema caches (D40): bounded in bytes and entries, least recently used
+// The one LRU behind the state, context, schema and identity caches (D40): bounded in bytes and entries, least recently used
 // evicted first, a read making an entry the most recent.
 
 import { describe, expect, it } from 'vitest';
@@ -97,5 +97,20 @@ describe('ByteLru', () => {
     }
     expect(seen).toEqual([1, 2, 3]);
     expect(cache.size).toBe(0);
+  });
+
+  it('bounded in entries alone (the identity caches): null is a cached value, distinct from a missing key', () => {
+    const cache = new ByteLru<string | null>(Infinity, () => 0, { maxEntries: 2 });
+    cache.set('a', 'A');
+    cache.set('b', null);
+    expect(cache.get('b')).toBeNull();
+    expect(cache.get('never-seen')).toBeUndefined();
+    expect(cache.get('a')).toBe('A'); // now the most recent: b is the least
+    cache.set('c', 'C');
+    expect(cache.has('b')).toBe(false);
+    expect([...cache.values()]).toEqual(['A', 'C']);
+    cache.set('a', 'A2'); // replaced in place, most recent again
+    expect([...cache.values()]).toEqual(['C', 'A2']);
+    expect(cache.size).toBe(2);
   });
 });

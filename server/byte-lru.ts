@@ -1,5 +1,5 @@
 // A least-recently-used map bounded in bytes (D40) and, optionally, in entries: the one eviction policy behind the
-// schema cache, the ingest state cache and the imported-data contexts.
+// schema cache, the ingest state cache, the imported-data contexts and the identity lookups.
 
 export interface ByteLruOptions<V> {
   /** Entries at most (default unbounded). */
@@ -70,12 +70,24 @@ export class ByteLru<V> {
   }
 
   set(key: string, value: V): void {
-    this.delete(key);
     const bytes = this.sizeOf(key, value);
-    const node: Node<V> = { key, value, bytes, prev: undefined, next: undefined };
-    this.entries.set(key, node);
-    this.append(node);
-    this.total += bytes;
+    const existing = this.entries.get(key);
+    if (existing !== undefined) {
+      // Replaced in place: one Map lookup instead of a delete and an insert (the ingest state cache replaces every
+      // committed user's entry), and no new node.
+      existing.value = value;
+      this.total += bytes - existing.bytes;
+      existing.bytes = bytes;
+      if (existing !== this.tail) {
+        this.unlink(existing);
+        this.append(existing);
+      }
+    } else {
+      const node: Node<V> = { key, value, bytes, prev: undefined, next: undefined };
+      this.entries.set(key, node);
+      this.append(node);
+      this.total += bytes;
+    }
     while (this.entries.size > 1 && (this.entries.size > this.maxEntries || this.total > this.maxBytes)) {
       const oldest = this.head as Node<V>;
       this.delete(oldest.key);

@@ -3,7 +3,7 @@
 
 import type { BatchOp, Store } from '../../store/contract.js';
 import { alreadyExists, badBody, notFound } from '../../errors.js';
-import { BoundedCache } from './cache.js';
+import { ByteLru } from '../../byte-lru.js';
 import type { AliasPointer, UserAliasEntry, UserRecord } from './keys.js';
 import { aliasKey, parseUserAliasKey, userAliasKey, userAliasRange, userKey } from './keys.js';
 import { KeyedQueue } from '../keyed-queue.js';
@@ -96,9 +96,9 @@ const indexesWhere = (pointers: Pointers, keep: (pointer: string | null) => bool
 export class Identity {
   private readonly queue = new KeyedQueue();
   /** `a!` key -> user id, or null when the store has no such alias. Written through after each commit. */
-  private readonly aliasCache: BoundedCache<string | null>;
+  private readonly aliasCache: ByteLru<string | null>;
   /** `u!` keys known to exist. */
-  private readonly userCache: BoundedCache<true>;
+  private readonly userCache: ByteLru<true>;
   /** Bumped after every commit: a lookup made outside the queue caches what it read only if none happened since. */
   private generation = 0;
   private readonly newId: () => string;
@@ -111,8 +111,9 @@ export class Identity {
   ) {
     this.newId = options.newId;
     const size = options.cacheSize ?? 100_000;
-    this.aliasCache = new BoundedCache(size);
-    this.userCache = new BoundedCache(size);
+    // Bounded in entries only (least recently used first): a hit relinks its entry instead of re-inserting its key.
+    this.aliasCache = new ByteLru<string | null>(Infinity, () => 0, { maxEntries: size });
+    this.userCache = new ByteLru<true>(Infinity, () => 0, { maxEntries: size });
     this.readAhead = new ReadAhead(store, () => this.generation);
   }
 

@@ -70,6 +70,17 @@ describe('authentication (D5)', () => {
     expect(f.tenancy.authenticate(f.keys.adminC1.key).keyId).toBe(f.keys.adminC1.id);
   });
 
+  it('a key that authenticated just before it was revoked (its hash remembered) fails at once too', async () => {
+    const raw = f.keys.privateC1.key;
+    expect(f.tenancy.authenticate(raw).keyId).toBe(f.keys.privateC1.id);
+    expect(f.tenancy.authenticate(raw.toUpperCase()).keyId).toBe(f.keys.privateC1.id);
+    expect(f.tenancy.authenticate(f.keys.adminC1.key).keyId).toBe(f.keys.adminC1.id);
+    await f.tenancy.revokeKey(f.keys.privateC1.id);
+    expect(thrown(() => f.tenancy.authenticate(raw))).toMatchObject({ status: 401, code: 2000 });
+    expect(thrown(() => f.tenancy.authenticate(raw.toUpperCase()))).toMatchObject({ status: 401, code: 2000 });
+    expect(f.tenancy.authenticate(f.keys.adminC1.key).keyId).toBe(f.keys.adminC1.id);
+  });
+
   it('revoking an unknown key is 404 3000', async () => {
     await expect(f.tenancy.revokeKey(randomUUID())).rejects.toMatchObject({ status: 404, code: 3000 });
   });
