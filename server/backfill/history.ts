@@ -12,7 +12,7 @@ import type { ReplayGroup, ReplayItem, ReplayResult } from '../ingest/worker/wor
 export interface HistoryDeps {
   readonly store: Store;
   readonly executor: Executor;
-  contextOf(org: string, user: string): Promise<SegmentContext>;
+  contextOf(org: string, user: string): SegmentContext | Promise<SegmentContext>;
   /** Events per chunk (per user per executor task). */
   readonly chunk: number;
 }

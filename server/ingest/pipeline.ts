@@ -163,7 +163,7 @@ export class Pipeline implements IngestPipeline {
       catchUp: { inline: Math.max(1, options.catchUpInline ?? 2000), budget: Math.max(1, options.catchUpBudget ?? 8000) },
       planOf: (org) => this.planOf(org),
       park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
-      contextOf: (org, user): Promise<SegmentContext> => this.contexts.contextFor(org, user),
+      contextOf: (org, user) => this.contexts.contextFor(org, user),
       log,
       writer: new GroupWriter(options.store, options.fsync === true, sizes),
       cursors,

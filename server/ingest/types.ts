@@ -56,7 +56,8 @@ export interface PlanSource {
 
 /** Where the pipeline gets a user's imported data for the engine (D27, E13, E14). */
 export interface ContextSource {
-  contextFor(org: string, user: string): Promise<SegmentContext>;
+  /** The context itself when it is known without a read (cached), else a promise of it. */
+  contextFor(org: string, user: string): SegmentContext | Promise<SegmentContext>;
 }
 
 export interface PipelineStats {

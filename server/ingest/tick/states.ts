@@ -12,35 +12,39 @@ import type { TickEnv, UserWork } from './tick.js';
 
 /** Each user's state: resident in its owner (the cache, or an ask not sent yet names it), else loaded from the store. */
 export async function loadStates(env: TickEnv, lane: Lane, users: Map<string, UserWork>): Promise<void> {
-  await Promise.all(
-    [...users.values()].map(async (work) => {
-      let resident = env.cache.get(work.key);
-      if (resident === undefined) {
-        resident = env.residents.reclaim(lane.partition, work.key);
-        // Back in the cache, which says what the owners hold (a user whose items leave the tick stays resident).
-        if (resident !== undefined) env.cache.set(resident);
-      }
-      if (resident !== undefined) {
-        work.base = { ...resident };
-        work.resident = true;
-        return;
-      }
-      const loaded = await loadStoredState(env.store, work.org, work.user);
-      const dirty = loaded.replay.length > 0;
-      work.base = {
-        size: 0,
-        memberships: '',
-        seq: loaded.seq,
-        count: loaded.count,
-        mark: loaded.mark,
-        dirty,
-        unsnapshotted: loaded.replay.length,
-        dirtySince: dirty ? env.now() : 0,
-      };
-      work.loaded = loaded.bytes;
-      work.replay = loaded.replay;
-    }),
-  );
+  // Resident users (the usual case) are settled here and now: only the loads wait, so a group of resident users
+  // makes no promise per user.
+  const loads: Promise<void>[] = [];
+  for (const work of users.values()) {
+    let resident = env.cache.get(work.key);
+    if (resident === undefined) {
+      resident = env.residents.reclaim(lane.partition, work.key);
+      // Back in the cache, which says what the owners hold (a user whose items leave the tick stays resident).
+      if (resident !== undefined) env.cache.set(resident);
+    }
+    if (resident !== undefined) {
+      work.base = { ...resident };
+      work.resident = true;
+    } else loads.push(loadState(env, work));
+  }
+  if (loads.length > 0) await Promise.all(loads);
+}
+
+async function loadState(env: TickEnv, work: UserWork): Promise<void> {
+  const loaded = await loadStoredState(env.store, work.org, work.user);
+  const dirty = loaded.replay.length > 0;
+  work.base = {
+    size: 0,
+    memberships: '',
+    seq: loaded.seq,
+    count: loaded.count,
+    mark: loaded.mark,
+    dirty,
+    unsnapshotted: loaded.replay.length,
+    dirtySince: dirty ? env.now() : 0,
+  };
+  work.loaded = loaded.bytes;
+  work.replay = loaded.replay;
 }
 
 /**

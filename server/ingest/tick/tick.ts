@@ -55,7 +55,8 @@ export interface TickEnv {
   /** After each committed batch, in commit order: its log entries, reactions with new deliveries, deadlines (D36–D38). */
   committed(outcome: Committed): void;
   planOf(org: string): PlanInfo;
-  contextOf(org: string, user: string): Promise<SegmentContext>;
+  /** The context at once when cached (the usual case), else a promise of it. */
+  contextOf(org: string, user: string): SegmentContext | Promise<SegmentContext>;
   /** A user behind the plan with a long history: its items wait while the history is replayed off the lane. */
   park(lane: Lane, org: string, user: string, items: readonly LaneItem[], untilSeq: number): void;
   log(line: string): void;
@@ -152,12 +153,17 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     for (const tick of ticks) for (const [key, work] of tick.users) computed.set(key, work);
     const plans = new Map<string, PlanInfo>();
     for (const work of computed.values()) if (!plans.has(work.org)) plans.set(work.org, env.planOf(work.org));
-    await Promise.all(
-      [...computed.values()].filter(needsCompute).map(async (work) => {
-        const probes = (plans.get(work.org) as PlanInfo).probes;
-        if (hasProbes(probes)) work.ctx = captureContext(await env.contextOf(work.org, work.user), probes);
-      }),
-    );
+    // Cached contexts (the usual case) are captured at once; only reads make the group wait.
+    const contextReads: Promise<void>[] = [];
+    for (const work of computed.values()) {
+      if (!needsCompute(work)) continue;
+      const probes = (plans.get(work.org) as PlanInfo).probes;
+      if (!hasProbes(probes)) continue;
+      const context = env.contextOf(work.org, work.user);
+      if (context instanceof Promise) contextReads.push(context.then((read) => void (work.ctx = captureContext(read, probes))));
+      else work.ctx = captureContext(context, probes);
+    }
+    if (contextReads.length > 0) await Promise.all(contextReads);
     const now = env.now();
     for (const work of computed.values()) work.due = snapshotDue(env, work, plans.get(work.org) as PlanInfo, now);
     const computeStarted = performance.now();
