@@ -1,5 +1,5 @@
 // A least-recently-used map bounded in bytes (D40) and, optionally, in entries: the one eviction policy behind the
-// schema cache, the ingest state cache, the imported-data contexts and the identity lookups.
+// schema cache, the ingest state cache, the imported-data contexts, the identity lookups and the API keys' hashes.
 
 export interface ByteLruOptions<V> {
   /** Entries at most (default unbounded). */

@@ -282,19 +282,24 @@ export class Imports {
 
   // ---- the engine's lookups (E13, E14)
 
-  /** The user's imported data: one prefix scan of memberships and one of rows, then synchronous lookups. */
-  async contextFor(org: string, userId: string): Promise<SegmentContext> {
-    const cached = this.contexts.get(org, userId);
-    if (cached !== undefined) return cached;
-    const epoch = this.contexts.currentEpoch();
-    const context = await readContext(this.store, org, userId);
-    this.contexts.fill(org, userId, context, epoch);
-    return context;
+  /**
+   * The user's imported data: one prefix scan of memberships and one of rows, then synchronous lookups. A cached
+   * context is answered at once, not in a promise (the ingest groups capture most contexts without waiting).
+   */
+  contextFor(org: string, userId: string): SegmentContext | Promise<SegmentContext> {
+    return this.contexts.get(org, userId) ?? this.readContextFor(org, userId);
   }
 
   /** The cached context when `contextFor` has read it since the user's last change, else undefined (then call it). */
   cachedContextFor(org: string, userId: string): SegmentContext | undefined {
     return this.contexts.get(org, userId);
+  }
+
+  private async readContextFor(org: string, userId: string): Promise<SegmentContext> {
+    const epoch = this.contexts.currentEpoch();
+    const context = await readContext(this.store, org, userId);
+    this.contexts.fill(org, userId, context, epoch);
+    return context;
   }
 
   // ---- internals

@@ -1,6 +1,7 @@
 // The tenancy registry: organizations, the workspace trees, API keys. Loaded whole into memory on open and written
 // through to the store, so authenticating a request is a hash and a Map lookup (D5–D9).
 
+import { ByteLru } from '../../byte-lru.js';
 import { ServiceError, badBody, forbidden, malformedKey, noKey, notFound, unknownKey } from '../../errors.js';
 import type { BatchOp, Store } from '../../store/contract.js';
 import { prefixEnd } from '../../store/contract.js';
@@ -63,7 +64,7 @@ async function collect<T>(store: Store, prefix: string): Promise<Array<readonly 
 const byCreation = (a: { created_at: string; id: string }, b: { created_at: string; id: string }) =>
   a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
 
-/** Raw keys whose hash `authenticate` remembers (a deployment has a few keys; past this it starts over). */
+/** Raw keys whose hash `authenticate` remembers (a deployment has a few keys), least recently used forgotten first. */
 const RECENT_KEY_HASHES = 1024;
 
 export class Tenancy {
@@ -77,7 +78,7 @@ export class Tenancy {
    * of the ingest main thread's time. In memory only, bounded, holding only keys that matched a live key (random
    * keys never enter it), and emptied when a key is revoked.
    */
-  private readonly recentHashes = new Map<string, string>();
+  private readonly recentHashes = new ByteLru<string>(Infinity, () => 0, { maxEntries: RECENT_KEY_HASHES });
   private readonly queue = new SerialQueue();
 
   private constructor(private readonly store: Store) {}
@@ -290,10 +291,7 @@ export class Tenancy {
     const hash = remembered ?? hashKey(rawKey);
     const live = this.keysByHash.get(hash);
     if (live === undefined) throw unknownKey();
-    if (remembered === undefined) {
-      if (this.recentHashes.size >= RECENT_KEY_HASHES) this.recentHashes.clear();
-      this.recentHashes.set(rawKey, hash);
-    }
+    if (remembered === undefined) this.recentHashes.set(rawKey, hash);
     return live.principal;
   }
 
