@@ -32,13 +32,19 @@ export interface Snapshot<S = unknown> {
  * partition's last sequence is written once per batch (`partitionSeqOps`).
  */
 export function eventOps(entry: EventEntry): BatchOp[] {
-  const { org, event: stored } = entry;
+  const ops: BatchOp[] = [];
+  pushEventOps(ops, entry.org, entry.event);
+  return ops;
+}
+
+/** `eventOps` appended to a batch being built (the ingest path: no array per event). */
+export function pushEventOps(ops: BatchOp[], org: string, stored: StoredEvent): void {
   const { seq, user_id: user, timeMs, id } = stored;
-  return [
+  ops.push(
     { type: 'put', key: userEventKey(org, user, seq), value: stored },
     { type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq },
     { type: 'put', key: clientIdKey(org, user, id), value: seq },
-  ];
+  );
 }
 
 /** The last sequence a batch took in a partition (`ps!`): where the partition's sequences go on after a restart. */

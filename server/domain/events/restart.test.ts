@@ -120,7 +120,7 @@ describe('restart over LevelDB', () => {
           $document: { type: 'object', properties: { id: { type: 'string' } } },
         },
       });
-      const mismatch = await registry.check(ORG, 'Purchase', { cart: { total: 'x' } }).catch((error: unknown) => error);
+      const mismatch = await Promise.resolve(registry.check(ORG, 'Purchase', { cart: { total: 'x' } })).catch((error: unknown) => error);
       expect(mismatch).toBeInstanceOf(ServiceError);
       expect((mismatch as ServiceError).code).toBe(1007);
     } finally {

@@ -101,12 +101,31 @@ export class SchemaRegistry {
    * property paths than allowed, throws 1002 or 1007 naming the limit (D40); otherwise returns the operations that
    * persist the schema's growth (none when it did not grow), for the caller to commit in the event's batch.
    */
-  async check(org: string, name: string, properties: Readonly<Record<string, unknown>>): Promise<BatchOp[]> {
+  check(org: string, name: string, properties: Readonly<Record<string, unknown>>): BatchOp[] | Promise<BatchOp[]> {
     const storeKey = schemaKey(org, name);
+    // The usual case, names counted and the schema cached, answers at once (no promise); a refusal is still a
+    // rejected promise, as when the schema had to be read.
+    if (this.names.has(org)) {
+      const cached = this.schemas.get(storeKey);
+      if (cached !== undefined) {
+        try {
+          return this.checkAgainst(org, name, storeKey, cached, properties);
+        } catch (error) {
+          return Promise.reject(error as Error);
+        }
+      }
+    }
+    return this.checkLoading(org, name, storeKey, properties);
+  }
+
+  private async checkLoading(org: string, name: string, storeKey: string, properties: Readonly<Record<string, unknown>>): Promise<BatchOp[]> {
     await this.loadNames(org);
     const loaded = await this.load(storeKey);
-    // From here to the return nothing awaits: the cache cannot change under the check.
-    const current = this.current(storeKey, loaded);
+    return this.checkAgainst(org, name, storeKey, this.current(storeKey, loaded), properties);
+  }
+
+  /** `check` once the schema is at hand: nothing awaits from here, so the cache cannot change under the check. */
+  private checkAgainst(org: string, name: string, storeKey: string, current: EventSchema | null, properties: Readonly<Record<string, unknown>>): BatchOp[] {
     const result = checkAgainstSchema(current ?? undefined, properties);
     if (!result.ok) throw mismatchError(result);
     if (!result.changed) {

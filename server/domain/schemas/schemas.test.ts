@@ -161,8 +161,8 @@ describe('checkAgainstSchema (D30)', () => {
 });
 
 describe('SchemaRegistry (D30)', () => {
-  async function mismatchOf(promise: Promise<unknown>): Promise<ServiceError> {
-    const error = await promise.then(
+  async function mismatchOf(checked: unknown): Promise<ServiceError> {
+    const error = await Promise.resolve(checked).then(
       () => undefined,
       (caught: unknown) => caught,
     );

@@ -83,15 +83,15 @@ export class CommitLog {
   transitions(org: string, user: string, eventId: string | null, transitions: readonly LoggedTransition[], replay = false, quiet = false): void {
     if (transitions.length === 0) return;
     const cursor = ++this.cursors.log;
-    const entry: TransitionLogEntry = {
+    const entry: { -readonly [K in keyof TransitionLogEntry]: TransitionLogEntry[K] } = {
       org,
       user,
       event_id: eventId,
       transitions: transitions.map((t) => ({ cohort: t.cohort, kind: t.kind, time: t.time })),
-      ...(replay ? { replay: true as const } : {}),
-      ...(quiet ? { quiet: true as const } : {}),
       at: this.at,
     };
+    if (replay) entry.replay = true;
+    if (quiet) entry.quiet = true;
     this.ops.push({ type: 'put', key: reactionsKeys.logEntry(cursor), value: entry });
     this.entries.push({ cursor, entry });
     if (replay || this.lookup === undefined) return;

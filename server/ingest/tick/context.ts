@@ -44,13 +44,18 @@ export function hasProbes(probes: ContextProbes): boolean {
 
 /** Asks `ctx` every probe and keeps the answers (rows copied into plain objects). */
 export function captureContext(ctx: SegmentContext, probes: ContextProbes): ContextData {
-  const segments = probes.segments.filter(([relation, provider, segment]) => ctx.inImportedSegment(relation, provider, segment));
-  const rows: (readonly [string, readonly ConnectionRow[]])[] = [];
+  let segments: (readonly [Relation, string, string])[] | undefined;
+  for (const probe of probes.segments) {
+    if (ctx.inImportedSegment(probe[0], probe[1], probe[2])) (segments ??= []).push(probe);
+  }
+  let rows: (readonly [string, readonly ConnectionRow[]])[] | undefined;
   for (const provider of probes.providers) {
     const found = ctx.connectionRows(provider);
-    if (found.length > 0) rows.push([provider, found.map((row) => ({ time: row.time, properties: row.properties }))]);
+    if (found.length > 0) (rows ??= []).push([provider, found.map((row) => ({ time: row.time, properties: row.properties }))]);
   }
-  return { segments, rows };
+  // Most users have no imported data: they share the empty answers.
+  if (segments === undefined && rows === undefined) return EMPTY_CONTEXT_DATA;
+  return { segments: segments ?? [], rows: rows ?? [] };
 }
 
 /** The engine's context over captured data (probes the plan does not make answer false / no rows). */

@@ -5,7 +5,7 @@
 // owners, tick.ts `snapshotDue`); plus each user's next cache entry.
 
 import type { BatchOp } from '../../store/contract.js';
-import { eventOps, partitionSeqOps } from '../../domain/events/index.js';
+import { partitionSeqOps, pushEventOps } from '../../domain/events/index.js';
 import type { LoggedTransition } from '../../domain/events/index.js';
 import type { CommitLog } from './commit-log.js';
 import type { Lane, LaneItem } from '../lanes/lane.js';
@@ -58,7 +58,7 @@ export function buildOps(
       for (const fresh of step.fresh) {
         fresh.seq = ++seq;
         const stored = fresh.toStored();
-        ops.push(...eventOps({ org: work.org, event: stored }));
+        pushEventOps(ops, work.org, stored);
         if (member !== undefined) log.pageview(work.org, work.user, stored.name, stored.id, stored.timeMs, member);
         log.transitions(work.org, work.user, stored.id, fresh.transitions, quiet, quiet);
         if (member === undefined) continue;
@@ -84,7 +84,7 @@ export function buildOps(
   for (const work of users.values()) {
     const result = work.result;
     // D36: the deadline index follows the state (and the entries this tick's deadline items came from are done).
-    const due = work.steps.flatMap((step) => (step.item.kind === 'evaluate' && step.item.due !== undefined ? [step.item.due] : []));
+    const due = dueKeys(work);
     if (result === undefined || result.count === 0) {
       for (const key of due) ops.push({ type: 'del', key });
       continue;
@@ -131,4 +131,13 @@ export function buildOps(
   if (seq > lane.lastSeq) ops.push(...partitionSeqOps(partition, seq));
   // The size counters' writes are added by the group just before its write (tick.ts): from the committed counts.
   return { ops, seq, deltas };
+}
+
+const NO_KEYS: readonly string[] = Object.freeze([]);
+
+/** The deadline index entries of the user's evaluate items (usually none). */
+function dueKeys(work: UserWork): readonly string[] {
+  let due: string[] | undefined;
+  for (const step of work.steps) if (step.item.kind === 'evaluate' && step.item.due !== undefined) (due ??= []).push(step.item.due);
+  return due ?? NO_KEYS;
 }

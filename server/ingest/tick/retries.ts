@@ -20,8 +20,13 @@ export class FreshEvent {
     this.engine = toEngineEvent(event);
   }
 
+  private stored: StoredEvent | undefined = undefined;
+
+  /** The stored record at the event's sequence (one object for the batch, the answer and the recent ids). */
   toStored(): StoredEvent {
-    return toStoredEvent(this.user, this.event, this.seq);
+    let stored = this.stored;
+    if (stored === undefined || stored.seq !== this.seq) this.stored = stored = toStoredEvent(this.user, this.event, this.seq);
+    return stored;
   }
 }
 

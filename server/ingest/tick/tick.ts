@@ -9,7 +9,7 @@ import type { EngineEvent, SegmentContext } from '../../../engine/api.js';
 import type { Store } from '../../store/contract.js';
 import { ServiceError } from '../../errors.js';
 import type { StoredEvent } from '../../domain/events/index.js';
-import { planCatchUps, handBack, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
+import { planCatchUps, handBack, type CatchUpCandidate, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
 import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from './context.js';
 import type { Executor } from '../worker/executor.js';
 import { orgOf, userOf, type Lane, type LaneItem } from '../lanes/lane.js';
@@ -144,11 +144,13 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     }
     await resolveRetries(env, all);
     await Promise.all(ticks.map((tick) => loadStates(env, tick.lane, tick.users)));
-    await Promise.all(
-      ticks.map(async (tick) => {
-        tick.active = await decideCatchUps(env, tick.lane, tick.users, tick.items);
-      }),
-    );
+    const catchUps: Promise<void>[] = [];
+    for (const tick of ticks) {
+      const active = decideCatchUps(env, tick.lane, tick.users, tick.items);
+      if (active instanceof Promise) catchUps.push(active.then((left) => void (tick.active = left)));
+      else tick.active = active;
+    }
+    if (catchUps.length > 0) await Promise.all(catchUps);
     const computed = new Map<string, UserWork>();
     for (const tick of ticks) for (const [key, work] of tick.users) computed.set(key, work);
     const plans = new Map<string, PlanInfo>();
@@ -286,20 +288,35 @@ function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
  * server/backfill/README.md: users behind the plan are caught up in this tick, deferred to the next one, or parked (their items
  * leave the tick, with the user's items queued meanwhile). Answers the items that stay in the tick.
  */
-async function decideCatchUps(env: TickEnv, lane: Lane, users: Map<string, UserWork>, items: readonly LaneItem[]): Promise<readonly LaneItem[]> {
-  const candidates = [...users.values()].map((work) => ({
-    org: work.org,
-    user: work.user,
-    key: work.key,
-    items: work.steps.map((step) => step.item),
-    count: work.base.count,
-    mark: work.base.mark,
-    seq: work.base.seq,
-  }));
-  const decisions = await planCatchUps(env.store, env.catchUp, candidates, (org) => env.planOf(org));
+function decideCatchUps(env: TickEnv, lane: Lane, users: Map<string, UserWork>, items: readonly LaneItem[]): readonly LaneItem[] | Promise<readonly LaneItem[]> {
+  // Users up to date with every cohort (the usual case) are decided here, without a read.
+  let candidates: CatchUpCandidate[] | undefined;
+  for (const work of users.values()) {
+    const plan = env.planOf(work.org);
+    if (work.base.count === 0 || plan.maxGen <= work.base.mark) {
+      work.decision = { kind: 'none', mark: Math.max(work.base.mark, plan.version) };
+      continue;
+    }
+    (candidates ??= []).push({
+      org: work.org,
+      user: work.user,
+      key: work.key,
+      items: work.steps.map((step) => step.item),
+      count: work.base.count,
+      mark: work.base.mark,
+      seq: work.base.seq,
+    });
+  }
+  if (candidates === undefined) return items;
+  return planCatchUps(env.store, env.catchUp, candidates, (org) => env.planOf(org)).then((decisions) => leaveTick(env, lane, users, items, decisions));
+}
+
+/** Applies the planned catch-ups: deferred users go back to their lane, parked ones wait off it. */
+function leaveTick(env: TickEnv, lane: Lane, users: Map<string, UserWork>, items: readonly LaneItem[], decisions: Map<string, CatchUpDecision>): readonly LaneItem[] {
   const leaving = new Set<LaneItem>();
   for (const work of users.values()) {
-    const decision = decisions.get(work.key) as CatchUpDecision;
+    const decision = decisions.get(work.key);
+    if (decision === undefined) continue;
     work.decision = decision;
     if (decision.kind !== 'defer' && decision.kind !== 'park') continue;
     const own = work.steps.map((step) => step.item);
