@@ -33,6 +33,15 @@ export type CatchUpDecision =
   | { readonly kind: 'defer' }
   | { readonly kind: 'park' };
 
+/**
+ * The decision for a user with nothing to catch up (undefined when some cohort is newer than its mark): a user
+ * without history is evaluated from its first event under this plan (E5), and a mark at the plan's largest
+ * generation has seen every cohort. Decided without a read (the tick's usual case).
+ */
+export function upToDate(plan: PlanInfo, count: number, mark: number): CatchUpDecision | undefined {
+  return count === 0 || plan.maxGen <= mark ? { kind: 'none', mark: Math.max(mark, plan.version) } : undefined;
+}
+
 /** Decides every candidate's catch-up and reads the histories of the inline ones. */
 export async function planCatchUps(
   store: Store,
@@ -46,13 +55,13 @@ export async function planCatchUps(
   let first = true;
   for (const candidate of candidates) {
     const plan = planOf(candidate.org);
-    // A user without history is evaluated from its first event under this plan: nothing to catch up (E5).
-    const stale = candidate.count === 0 ? [] : staleCodes(plan, candidate.mark);
-    const mark = Math.max(candidate.mark, plan.version);
-    if (stale.length === 0) {
-      decisions.set(candidate.key, { kind: 'none', mark });
+    const none = upToDate(plan, candidate.count, candidate.mark);
+    if (none !== undefined) {
+      decisions.set(candidate.key, none);
       continue;
     }
+    const stale = staleCodes(plan, candidate.mark);
+    const mark = Math.max(candidate.mark, plan.version);
     const adopt = candidate.items.find((item): item is AdoptItem => item.kind === 'adopt' && item.version === plan.version);
     if (adopt !== undefined) {
       reads.push(

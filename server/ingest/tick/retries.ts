@@ -13,14 +13,14 @@ export class FreshEvent {
   seq = 0;
   readonly transitions: LoggedTransition[] = [];
   readonly engine: EngineEvent;
+  /** `toStored()`'s record, built once per sequence. */
+  private stored: StoredEvent | undefined = undefined;
   constructor(
     readonly user: string,
     readonly event: NewEvent,
   ) {
     this.engine = toEngineEvent(event);
   }
-
-  private stored: StoredEvent | undefined = undefined;
 
   /** The stored record at the event's sequence (one object for the batch, the answer and the recent ids). */
   toStored(): StoredEvent {

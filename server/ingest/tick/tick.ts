@@ -9,7 +9,7 @@ import type { EngineEvent, SegmentContext } from '../../../engine/api.js';
 import type { Store } from '../../store/contract.js';
 import { ServiceError } from '../../errors.js';
 import type { StoredEvent } from '../../domain/events/index.js';
-import { planCatchUps, handBack, type CatchUpCandidate, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
+import { planCatchUps, handBack, upToDate, type CatchUpCandidate, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
 import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from './context.js';
 import type { Executor } from '../worker/executor.js';
 import { orgOf, userOf, type Lane, type LaneItem } from '../lanes/lane.js';
@@ -292,9 +292,9 @@ function decideCatchUps(env: TickEnv, lane: Lane, users: Map<string, UserWork>, 
   // Users up to date with every cohort (the usual case) are decided here, without a read.
   let candidates: CatchUpCandidate[] | undefined;
   for (const work of users.values()) {
-    const plan = env.planOf(work.org);
-    if (work.base.count === 0 || plan.maxGen <= work.base.mark) {
-      work.decision = { kind: 'none', mark: Math.max(work.base.mark, plan.version) };
+    const none = upToDate(env.planOf(work.org), work.base.count, work.base.mark);
+    if (none !== undefined) {
+      work.decision = none;
       continue;
     }
     (candidates ??= []).push({
