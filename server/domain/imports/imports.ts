@@ -37,7 +37,7 @@ export interface ImportsOptions {
   /** Epoch ms. */
   readonly now?: () => number;
   /**
-   * D40: bytes of users' imported-data contexts kept for `cachedContextFor` (least recently used go first; estimated,
+   * D40: bytes of users' imported-data contexts kept for `contextFor` (least recently used go first; estimated,
    * context.ts); 0 disables the cache. Default `defaultContextCacheBytes()`.
    */
   readonly contextCacheBytes?: number;

@@ -110,8 +110,6 @@ export function registerSegmentationRoutes(
         return cohort !== undefined && tenancy.canSeeWorkspace(principal, cohort.workspace_id);
       });
 
-  const contextFor = async (org: string, user: string) => imports.cachedContextFor(org, user) ?? (await imports.contextFor(org, user));
-
   http.route(
     'POST',
     '/ccs/v1/segmentation/stateless',
@@ -133,7 +131,7 @@ export function registerSegmentationRoutes(
         prior = await signer.open(org, user, body.internalState, plan);
         recent.keepOpened(org, user, body.internalState, prior, plan);
       }
-      const result = segment(plan, prior?.state ?? newUserState(), toEngineEvents(body.events), await contextFor(org, user));
+      const result = segment(plan, prior?.state ?? newUserState(), toEngineEvents(body.events), await imports.contextFor(org, user));
       const entries = entryTimes(prior?.entries, result.transitions, result.memberships, result.state.time);
       const internal = await signer.seal(org, user, result.state, entries);
       recent.remember(org, user, internal, result.state, entries);
