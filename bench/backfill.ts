@@ -16,7 +16,9 @@ import type { NewEvent } from '../server/ingest/index.js';
 import { readHistoryChunk } from '../server/ingest/state/load.js';
 import { closeServices, openServices } from '../server/services.js';
 import type { Store } from '../server/store/contract.js';
+import { key, keyPart } from '../server/store/layout.js';
 import { openLevelStore } from '../server/store/level.js';
+import { decodeValue } from '../server/store/values.js';
 import { createRng } from '../test/differential/random.js';
 import { threadCpuTicks } from './processes.js';
 
@@ -74,7 +76,8 @@ export interface BackfillBenchResult {
  * read (as a tick's catch-ups do, 32 at a time), the same events read as values only in one range per 256 users
  * (the least a per-event layout can cost through classic-level: one native read and one buffer per value, on the
  * main thread), decoding them (as the owner does: server/domain/events/engine-reader.ts) and replaying them through
- * the new cohort alone.
+ * the new cohort alone; and what the next layout would cost to read: each user's history written apart as ONE value
+ * (a block of its encoded events, under a scratch prefix of this bench) and read back one range per 256 users.
  */
 export interface SweepParts {
   readonly listSeconds: number;
@@ -84,7 +87,13 @@ export interface SweepParts {
   readonly bulkReadMainThreadCpuSeconds: number;
   readonly decodeSeconds: number;
   readonly replaySeconds: number;
+  /** The same events as one block value per user: read in ranges of 256 users, and the values unwrapped. */
+  readonly blockReadSeconds: number;
+  readonly blockReadMainThreadCpuSeconds: number;
 }
+
+/** Scratch keys of the block-layout measure (nothing else reads them): one per user, in the users' order. */
+const blockKey = (org: string, user: string): string => key('zbench', org, keyPart(user));
 
 /** The shared seeded PRNG (mulberry32). */
 const random = (seed: number): (() => number) => createRng(seed).next;
@@ -237,6 +246,22 @@ async function measureParts(store: Store, org: string, query: unknown): Promise<
     replayed += events.length;
   }
   if (replayed !== bulk.value) throw new Error(`read ${replayed} events per user but ${bulk.value} in bulk`);
+  // The next layout's read: every user's history as one value (its events' encoded records laid one after another).
+  for (let i = 0; i < users.length; i += 256) {
+    const ops = users.slice(i, i + 256).map((user, k) => ({ type: 'put' as const, key: blockKey(org, user), value: (perUser.value[i + k] as { events: { bytes: Uint8Array } }).events.bytes }));
+    await store.batch(ops);
+  }
+  const blocks = await timed(async () => {
+    let bytes = 0;
+    for (let i = 0; i < users.length; i += 256) {
+      const last = users[Math.min(users.length, i + 256) - 1] as string;
+      const range = { gte: blockKey(org, users[i] as string), lte: blockKey(org, last) };
+      for (const value of await store.encodedValues(range)) bytes += decodeValue<Uint8Array>(value).byteLength;
+    }
+    return bytes;
+  });
+  const expected = perUser.value.reduce((sum, history) => sum + history.events.bytes.byteLength, 0);
+  if (blocks.value !== expected) throw new Error(`read ${blocks.value} bytes of blocks but ${expected} of events`);
   return {
     listSeconds: round(list.seconds),
     perUserReadSeconds: round(perUser.seconds),
@@ -245,6 +270,8 @@ async function measureParts(store: Store, org: string, query: unknown): Promise<
     bulkReadMainThreadCpuSeconds: round(bulk.mainCpuSeconds),
     decodeSeconds: round(decodeSeconds),
     replaySeconds: round(replaySeconds),
+    blockReadSeconds: round(blocks.seconds),
+    blockReadMainThreadCpuSeconds: round(blocks.mainCpuSeconds),
   };
 }
 

@@ -309,11 +309,20 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   if (parts !== undefined) {
     const s = (name: string): string => `${(parts[name] ?? Number.NaN).toFixed(2)} s`;
     out.push(
-      `Where the sweep's time goes: its parts alone, one after another, over the same stored events (the sweep overlaps them: reads on the main thread, decoding and replay on the owner): listing the users ${s('listSeconds')} (one seek each; a new sweep lists them twice, to count them and to visit them); reading each user's history in its own range ${s('perUserReadSeconds')} (main thread ${s('perUserReadMainThreadCpuSeconds')} of CPU); the same events read as values only, one range per 256 users, ${s('bulkReadSeconds')} (main thread ${s('bulkReadMainThreadCpuSeconds')}); decoding them ${s('decodeSeconds')}; replaying them through the new cohort ${s('replaySeconds')}. The bulk read is the least a layout with one stored value per event can cost through classic-level (a native read in the thread pool, then a buffer per value created on the main thread); with the decoding it already takes more than a second of CPU per million events, so 1,000,000 events/s needs fewer, larger values (a user's events packed in blocks) and a cheaper decoding.`,
+      `Where the sweep's time goes: its parts alone, one after another, over the same stored events (the sweep overlaps them: reads on the main thread, decoding and replay on the owner): listing the users ${s('listSeconds')} (one seek each; a new sweep lists them twice, to count them and to visit them); reading each user's history in its own range ${s('perUserReadSeconds')} (main thread ${s('perUserReadMainThreadCpuSeconds')} of CPU); the same events read as values only, one range per 256 users, ${s('bulkReadSeconds')} (main thread ${s('bulkReadMainThreadCpuSeconds')}); decoding them ${s('decodeSeconds')}; replaying them through the new cohort ${s('replaySeconds')}. The bulk read is the least a layout with one stored value per event can cost through classic-level (a native read in the thread pool, then a buffer per value created on the main thread); with the decoding it already takes more than a second of CPU per million events, so 1,000,000 events/s needs fewer, larger values (a user's events packed in blocks) and a cheaper decoding.${blocks(parts)}`,
       '',
     );
   }
   return out;
+}
+
+/** What the block layout's read measured, when the run measured it (results of older runs lack it). */
+function blocks(parts: Record<string, number>): string {
+  const seconds = parts['blockReadSeconds'];
+  const main = parts['blockReadMainThreadCpuSeconds'];
+  if (typeof seconds !== 'number' || typeof main !== 'number') return '';
+  const withBlocks = (parts['listSeconds'] ?? 0) + seconds + (parts['decodeSeconds'] ?? 0) + (parts['replaySeconds'] ?? 0);
+  return ` Written apart as one value per user (a block of its encoded records, under a scratch prefix), the same events read back one range per 256 users in ${seconds.toFixed(2)} s (main thread ${main.toFixed(2)} s of CPU): with blocks, listing, reading, decoding and replaying one after another would take ${withBlocks.toFixed(2)} s for these events.`;
 }
 
 /** Whole MiB ('' for a figure an older run did not record). */

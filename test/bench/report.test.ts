@@ -54,6 +54,17 @@ describe('bench report', () => {
     expect(text).toContain('at that cost per event, 2 cores cannot sweep more than about 323,625 events/s');
     expect(text).toContain('the same events read as values only, one range per 256 users, 2.35 s (main thread 1.64 s)');
     expect(text).toContain('decoding them 1.19 s; replaying them through the new cohort 0.15 s');
+    // A result of an older run has no block-layout read: no sentence about it.
+    expect(text).not.toContain('one value per user');
+  });
+
+  it("reports the block layout's read beside the per-event one, and the sweep's parts with blocks", () => {
+    const parts = { listSeconds: 0.27, perUserReadSeconds: 1.33, perUserReadMainThreadCpuSeconds: 1.18, bulkReadSeconds: 1.32, bulkReadMainThreadCpuSeconds: 0.89, decodeSeconds: 0.38, replaySeconds: 0.1, blockReadSeconds: 0.22, blockReadMainThreadCpuSeconds: 0.13 };
+    const value = { storedEvents: 1_000_000, sweepSeconds: 3.41, replayedEventsPerSecond: 293_295, sweepMainThreadCpuSeconds: 1.97, sweepAllThreadsCpuSeconds: 4.92, parts };
+    const text = renderResults({ ...base, backfill: { ok: true, at: 'now', value } });
+    expect(text).toContain('the same events read back one range per 256 users in 0.22 s (main thread 0.13 s of CPU)');
+    // 0.27 + 0.22 + 0.38 + 0.10
+    expect(text).toContain('one after another would take 0.97 s for these events');
   });
 
   it('reports the memory per hot user with all states decoded and with --decoded-states, each against the target', () => {
