@@ -13,7 +13,7 @@ import { listUsers } from '../server/backfill/users.js';
 import { unpackEngineEvents } from '../server/domain/events/index.js';
 import { prefixUpperBound, userEventPrefix } from '../server/domain/events/keys.js';
 import type { NewEvent } from '../server/ingest/index.js';
-import { readHistoryChunk } from '../server/ingest/state/load.js';
+import { readHistoryChunk, type HistoryChunk } from '../server/ingest/state/load.js';
 import { closeServices, openServices } from '../server/services.js';
 import type { Store } from '../server/store/contract.js';
 import { key, keyPart } from '../server/store/layout.js';
@@ -248,7 +248,7 @@ async function measureParts(store: Store, org: string, query: unknown): Promise<
   if (replayed !== bulk.value) throw new Error(`read ${replayed} events per user but ${bulk.value} in bulk`);
   // The next layout's read: every user's history as one value (its events' encoded records laid one after another).
   for (let i = 0; i < users.length; i += 256) {
-    const ops = users.slice(i, i + 256).map((user, k) => ({ type: 'put' as const, key: blockKey(org, user), value: (perUser.value[i + k] as { events: { bytes: Uint8Array } }).events.bytes }));
+    const ops = users.slice(i, i + 256).map((user, k) => ({ type: 'put' as const, key: blockKey(org, user), value: (perUser.value[i + k] as HistoryChunk).events.bytes }));
     await store.batch(ops);
   }
   const blocks = await timed(async () => {
