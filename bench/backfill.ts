@@ -77,7 +77,8 @@ export interface BackfillBenchResult {
  * (the least a per-event layout can cost through classic-level: one native read and one buffer per value, on the
  * main thread), decoding them (as the owner does: server/domain/events/engine-reader.ts) and replaying them through
  * the new cohort alone; and what the next layout would cost to read: each user's history written apart as ONE value
- * (a block of its encoded events, under a scratch prefix of this bench) and read back one range per 256 users.
+ * (a block of its encoded events, under a scratch prefix of this bench) and read back one range per 256 users (just
+ * written: partly still in LevelDB's memtable, which the per-event values, written long before, are not).
  */
 export interface SweepParts {
   readonly listSeconds: number;

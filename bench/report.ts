@@ -322,7 +322,7 @@ function blocks(parts: Record<string, number>): string {
   const main = parts['blockReadMainThreadCpuSeconds'];
   if (typeof seconds !== 'number' || typeof main !== 'number') return '';
   const withBlocks = (parts['listSeconds'] ?? 0) + seconds + (parts['decodeSeconds'] ?? 0) + (parts['replaySeconds'] ?? 0);
-  return ` Written apart as one value per user (a block of its encoded records, under a scratch prefix), the same events read back one range per 256 users in ${seconds.toFixed(2)} s (main thread ${main.toFixed(2)} s of CPU): with blocks, listing, reading, decoding and replaying one after another would take ${withBlocks.toFixed(2)} s for these events.`;
+  return ` Written apart as one value per user (a block of its encoded records, under a scratch prefix), the same events read back one range per 256 users in ${seconds.toFixed(2)} s (main thread ${main.toFixed(2)} s of CPU), just written, so partly from LevelDB's memtable where the per-event values come from its tables (a throwaway probe with both compacted first found blocks of 200 events about 7× cheaper to read, docs/performance.md): with blocks, listing, reading, decoding and replaying one after another would take ${withBlocks.toFixed(2)} s for these events.`;
 }
 
 /** Whole MiB ('' for a figure an older run did not record). */

@@ -290,7 +290,10 @@ export class Imports {
     return this.contexts.get(org, userId) ?? this.readContextFor(org, userId);
   }
 
-  /** The cached context when `contextFor` has read it since the user's last change, else undefined (then call it). */
+  /**
+   * The cached context when `contextFor` has read it since the user's last change, else undefined: the cache's answer
+   * without a read (what `contextFor` asks first; the cache's tests observe it here).
+   */
   cachedContextFor(org: string, userId: string): SegmentContext | undefined {
     return this.contexts.get(org, userId);
   }
