@@ -1,5 +1,6 @@
 // Benchmark of the D19 backfill: events replayed per second when a cohort is created over an organization with at
-// least 1,000,000 stored events (seeded through the ingest pipeline with a fixed seed, LevelDB in a temp directory),
+// least 1,000,000 stored events (seeded through the ingest pipeline with a fixed seed, LevelDB in a temp directory,
+// one event per append as the track route appends, folded into blocks behind the writes as a server folds them),
 // timed from the create to the end of the sweep. Seeded, fixed settings; JSON to stdout.
 // Run: npm run build && node dist/bench/backfill.js
 
@@ -11,12 +12,12 @@ import { pathToFileURL } from 'node:url';
 import { compilePlan, newUserState, segment, validateQuery } from '../engine/index.js';
 import { listUsers } from '../server/backfill/users.js';
 import { unpackEngineEvents } from '../server/domain/events/index.js';
+import { isEncodedBlock, type EventBlock } from '../server/domain/events/blocks.js';
 import { prefixUpperBound, userEventPrefix } from '../server/domain/events/keys.js';
 import type { NewEvent } from '../server/ingest/index.js';
-import { readHistoryChunk, type HistoryChunk } from '../server/ingest/state/load.js';
+import { readHistoryChunk } from '../server/ingest/state/load.js';
 import { closeServices, openServices } from '../server/services.js';
 import type { Store } from '../server/store/contract.js';
-import { key, keyPart } from '../server/store/layout.js';
 import { openLevelStore } from '../server/store/level.js';
 import { decodeValue } from '../server/store/values.js';
 import { createRng } from '../test/differential/random.js';
@@ -26,8 +27,10 @@ export interface BackfillBenchOptions {
   readonly seed: number;
   readonly users: number;
   readonly eventsPerUser: number;
-  /** Events per append while seeding. */
+  /** Events per append while seeding (1: as the track route appends; more are stored as blocks at once). */
   readonly eventsPerAppend: number;
+  /** The pipeline's `foldEvery` (server/ingest/fold.ts; the default of `serve --fold-every`; 0 never). */
+  readonly foldEvery: number;
   /** Engine worker threads (piscina); 0 = main thread. */
   readonly threads: number;
   /** A cohort that exists while the events arrive (an organization rarely has none). */
@@ -40,7 +43,8 @@ export const DEFAULT_BACKFILL_BENCH: BackfillBenchOptions = {
   seed: 42,
   users: 5_000,
   eventsPerUser: 200,
-  eventsPerAppend: 200,
+  eventsPerAppend: 1,
+  foldEvery: 32,
   threads: 1,
   existing: { event: 'Signup' },
   query: {
@@ -57,6 +61,11 @@ export interface BackfillBenchResult {
   readonly seedSeconds: number;
   /** Seeding rate through the pipeline (appends acknowledged once durable). */
   readonly seedEventsPerSecond: number;
+  /** After the last append, until the folds it asked for were written (the sweep starts after). */
+  readonly foldTailSeconds: number;
+  /** Records folded into blocks while seeding, and the values the history is then stored as (`e!`). */
+  readonly eventsFolded: number;
+  readonly storedValues: number;
   /** From the create to the end of the sweep (every user caught up, the size exact). */
   readonly sweepSeconds: number;
   readonly replayedEventsPerSecond: number;
@@ -73,12 +82,9 @@ export interface BackfillBenchResult {
 /**
  * What each part of a sweep costs alone over the same stored events, so the README can say what bounds the rate:
  * listing the users (one seek each, as the sweep and its count do), reading each user's history in its own range
- * read (as a tick's catch-ups do, 32 at a time), the same events read as values only in one range per 256 users
- * (the least a per-event layout can cost through classic-level: one native read and one buffer per value, on the
- * main thread), decoding them (as the owner does: server/domain/events/engine-reader.ts) and replaying them through
- * the new cohort alone; and what the next layout would cost to read: each user's history written apart as ONE value
- * (a block of its encoded events, under a scratch prefix of this bench) and read back one range per 256 users (just
- * written: partly still in LevelDB's memtable, which the per-event values, written long before, are not).
+ * read (as a tick's catch-ups do, 32 at a time), the same stored values read in one range per 256 users (the least
+ * the layout costs through classic-level: one native read and one buffer per value, on the main thread), decoding
+ * them (as the owner does: server/domain/events/engine-reader.ts) and replaying them through the new cohort alone.
  */
 export interface SweepParts {
   readonly listSeconds: number;
@@ -88,13 +94,7 @@ export interface SweepParts {
   readonly bulkReadMainThreadCpuSeconds: number;
   readonly decodeSeconds: number;
   readonly replaySeconds: number;
-  /** The same events as one block value per user: read in ranges of 256 users, and the values unwrapped. */
-  readonly blockReadSeconds: number;
-  readonly blockReadMainThreadCpuSeconds: number;
 }
-
-/** Scratch keys of the block-layout measure (nothing else reads them): one per user, in the users' order. */
-const blockKey = (org: string, user: string): string => key('zbench', org, keyPart(user));
 
 /** The shared seeded PRNG (mulberry32). */
 const random = (seed: number): (() => number) => createRng(seed).next;
@@ -116,7 +116,7 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
   const settings: BackfillBenchOptions = { ...DEFAULT_BACKFILL_BENCH, ...overrides };
   const dir = await mkdtemp(join(tmpdir(), 'audience-bench-backfill-'));
   const store = await openLevelStore(dir);
-  const services = await openServices(store, { threads: settings.threads, log: (line) => process.stderr.write(`${line}\n`) });
+  const services = await openServices(store, { threads: settings.threads, log: (line) => process.stderr.write(`${line}\n`), tuning: { foldEvery: settings.foldEvery } });
   try {
     const org = await services.tenancy.initOrganization({ name: 'Bench', now: new Date(), newId: randomUUID, newKey: randomUUID });
     const create = async (query: unknown) => {
@@ -158,6 +158,10 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
     }
     const seedSeconds = (performance.now() - seedStart) / 1000;
     const storedEvents = settings.users * settings.eventsPerUser;
+    const foldStart = performance.now();
+    await services.pipeline.foldsIdle();
+    const foldTailSeconds = (performance.now() - foldStart) / 1000;
+    const { eventsFolded } = services.pipeline.stats();
 
     const cpuBefore = await cpuSeconds();
     const sweepStart = performance.now();
@@ -165,12 +169,15 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
     await services.backfill.whenSwept(org.organization_id);
     const sweepSeconds = (performance.now() - sweepStart) / 1000;
     const cpuAfter = await cpuSeconds();
-    const parts = await measureParts(store, org.organization_id, settings.query);
+    const { parts, storedValues } = await measureParts(store, org.organization_id, settings.query);
     return {
       settings,
       storedEvents,
       seedSeconds: round(seedSeconds),
       seedEventsPerSecond: Math.round(storedEvents / seedSeconds),
+      foldTailSeconds: round(foldTailSeconds),
+      eventsFolded,
+      storedValues,
       sweepSeconds: round(sweepSeconds),
       replayedEventsPerSecond: Math.round(storedEvents / sweepSeconds),
       usersPerSecond: Math.round(settings.users / sweepSeconds),
@@ -203,7 +210,7 @@ async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: nu
   return { value, seconds, mainCpuSeconds: ((await threadCpuTicks(process.pid)).main - cpu) / 100 };
 }
 
-async function measureParts(store: Store, org: string, query: unknown): Promise<SweepParts> {
+async function measureParts(store: Store, org: string, query: unknown): Promise<{ parts: SweepParts; storedValues: number }> {
   const list = await timed(async () => {
     const users: string[] = [];
     for (let after: string | null = null; ; ) {
@@ -222,13 +229,17 @@ async function measureParts(store: Store, org: string, query: unknown): Promise<
     return histories;
   });
   const bulk = await timed(async () => {
+    let events = 0;
     let values = 0;
     for (let i = 0; i < users.length; i += 256) {
       const last = users[Math.min(users.length, i + 256) - 1] as string;
       const range = { gte: userEventPrefix(org, users[i] as string), lt: prefixUpperBound(userEventPrefix(org, last)) };
-      values += (await store.encodedValues(range)).length;
+      for (const bytes of await store.encodedValues(range)) {
+        values++;
+        events += isEncodedBlock(bytes) ? decodeValue<EventBlock>(bytes)[0].length : 1;
+      }
     }
-    return values;
+    return { events, values };
   });
   const validated = validateQuery(query);
   if (!validated.ok) throw new Error('invalid bench query');
@@ -246,24 +257,8 @@ async function measureParts(store: Store, org: string, query: unknown): Promise<
     decodeSeconds += (decoded - start) / 1000;
     replayed += events.length;
   }
-  if (replayed !== bulk.value) throw new Error(`read ${replayed} events per user but ${bulk.value} in bulk`);
-  // The next layout's read: every user's history as one value (its events' encoded records laid one after another).
-  for (let i = 0; i < users.length; i += 256) {
-    const ops = users.slice(i, i + 256).map((user, k) => ({ type: 'put' as const, key: blockKey(org, user), value: (perUser.value[i + k] as HistoryChunk).events.bytes }));
-    await store.batch(ops);
-  }
-  const blocks = await timed(async () => {
-    let bytes = 0;
-    for (let i = 0; i < users.length; i += 256) {
-      const last = users[Math.min(users.length, i + 256) - 1] as string;
-      const range = { gte: blockKey(org, users[i] as string), lte: blockKey(org, last) };
-      for (const value of await store.encodedValues(range)) bytes += decodeValue<Uint8Array>(value).byteLength;
-    }
-    return bytes;
-  });
-  const expected = perUser.value.reduce((sum, history) => sum + history.events.bytes.byteLength, 0);
-  if (blocks.value !== expected) throw new Error(`read ${blocks.value} bytes of blocks but ${expected} of events`);
-  return {
+  if (replayed !== bulk.value.events) throw new Error(`read ${replayed} events per user but ${bulk.value.events} in bulk`);
+  const parts: SweepParts = {
     listSeconds: round(list.seconds),
     perUserReadSeconds: round(perUser.seconds),
     perUserReadMainThreadCpuSeconds: round(perUser.mainCpuSeconds),
@@ -271,9 +266,8 @@ async function measureParts(store: Store, org: string, query: unknown): Promise<
     bulkReadMainThreadCpuSeconds: round(bulk.mainCpuSeconds),
     decodeSeconds: round(decodeSeconds),
     replaySeconds: round(replaySeconds),
-    blockReadSeconds: round(blocks.seconds),
-    blockReadMainThreadCpuSeconds: round(blocks.mainCpuSeconds),
   };
+  return { parts, storedValues: bulk.value.values };
 }
 
 function round(value: number): number {

@@ -305,24 +305,35 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
       '',
     );
   }
+  const layout = storedLayout(o.value);
+  if (layout !== '') out.push(layout, '');
   const parts = o.value['parts'] as Record<string, number> | undefined;
   if (parts !== undefined) {
     const s = (name: string): string => `${(parts[name] ?? Number.NaN).toFixed(2)} s`;
     out.push(
-      `Where the sweep's time goes: its parts alone, one after another, over the same stored events (the sweep overlaps them: reads on the main thread, decoding and replay on the owner): listing the users ${s('listSeconds')} (one seek each; a new sweep lists them twice, to count them and to visit them); reading each user's history in its own range ${s('perUserReadSeconds')} (main thread ${s('perUserReadMainThreadCpuSeconds')} of CPU); the same events read as values only, one range per 256 users, ${s('bulkReadSeconds')} (main thread ${s('bulkReadMainThreadCpuSeconds')}); decoding them ${s('decodeSeconds')}; replaying them through the new cohort ${s('replaySeconds')}. The bulk read is the least a layout with one stored value per event can cost through classic-level (a native read in the thread pool, then a buffer per value created on the main thread); with the decoding it already takes more than a second of CPU per million events, so 1,000,000 events/s needs fewer, larger values (a user's events packed in blocks) and a cheaper decoding.${blocks(parts)}`,
+      `Where the sweep's time goes: its parts alone, one after another, over the same stored events (the sweep overlaps them: reads on the main thread, decoding and replay on the owner): listing the users ${s('listSeconds')} (one seek each; a new sweep lists them twice, to count them and to visit them); reading each user's history in its own range ${s('perUserReadSeconds')} (main thread ${s('perUserReadMainThreadCpuSeconds')} of CPU); the same stored values read in one range per 256 users, ${s('bulkReadSeconds')} (main thread ${s('bulkReadMainThreadCpuSeconds')}); decoding them ${s('decodeSeconds')}; replaying them through the new cohort ${s('replaySeconds')}.`,
       '',
     );
   }
   return out;
 }
 
-/** What the block layout's read measured, when the run measured it (results of older runs lack it). */
-function blocks(parts: Record<string, number>): string {
-  const seconds = parts['blockReadSeconds'];
-  const main = parts['blockReadMainThreadCpuSeconds'];
-  if (typeof seconds !== 'number' || typeof main !== 'number') return '';
-  const withBlocks = (parts['listSeconds'] ?? 0) + seconds + (parts['decodeSeconds'] ?? 0) + (parts['replaySeconds'] ?? 0);
-  return ` Written apart as one value per user (a block of its encoded records, under a scratch prefix), the same events read back one range per 256 users in ${seconds.toFixed(2)} s (main thread ${main.toFixed(2)} s of CPU), just written, so partly from LevelDB's memtable where the per-event values come from its tables (a throwaway probe with both compacted first found blocks of 200 events about 7× cheaper to read, docs/performance.md): with blocks, listing, reading, decoding and replaying one after another would take ${withBlocks.toFixed(2)} s for these events.`;
+/**
+ * How the seeded history is stored, when the run says (results of older runs, one value per event, do not): appended
+ * one event per call and folded into blocks behind the writes, or appended in calls of several (blocks at once).
+ */
+function storedLayout(value: Record<string, unknown>): string {
+  const values = value['storedValues'];
+  const events = value['storedEvents'];
+  const settings = value['settings'] as Record<string, unknown> | undefined;
+  const perAppend = settings?.['eventsPerAppend'];
+  const every = settings?.['foldEvery'];
+  if (typeof values !== 'number' || typeof events !== 'number' || typeof perAppend !== 'number' || typeof every !== 'number') return '';
+  const users = typeof settings?.['users'] === 'number' ? (settings['users'] as number) : undefined;
+  const perUser = users === undefined || users === 0 ? '' : ` (${(values / users).toFixed(1)} per user)`;
+  const how = perAppend === 1 ? 'appended one event per call, as the track route appends,' : `appended ${int(perAppend)} events per call (each call's events stored as blocks at once),`;
+  const folds = every > 0 ? ` and folded into blocks behind the writes each time a user's event count passed a multiple of ${int(every)} (${int(Number(value['eventsFolded'] ?? 0))} records folded; the last folds were written ${Number(value['foldTailSeconds'] ?? 0).toFixed(2)} s after the last append)` : ' and never folded';
+  return `How the history is stored: ${how}${folds}, the ${int(events)} events are ${int(values)} stored values${perUser}: a value is one record or a block of a user's consecutive records (server/store/README.md, "Event blocks"), so a history reads as a few values instead of one per event.`;
 }
 
 /** Whole MiB ('' for a figure an older run did not record). */

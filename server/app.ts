@@ -41,6 +41,8 @@ export interface ServiceOptions {
   /** D37/D38 tuning (tests and benchmarks): webhook retries and timeouts, the stream's retention and slow-client bound. */
   delivery?: ServicesOptions['delivery'];
   stream?: ServicesOptions['stream'];
+  /** Fold a user's single event records into blocks each time its event count passes a multiple of this (`serve --fold-every`; default 32, 0 never). */
+  foldEvery?: number;
   /** D47: also serve the identity and events routes (only those) on this port (0: a free one) and host. */
   legacyPort?: number;
   legacyHost?: string;
@@ -147,6 +149,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       limits: options.limits,
       delivery: options.delivery,
       stream: options.stream,
+      ...(options.foldEvery === undefined ? {} : { tuning: { foldEvery: options.foldEvery } }),
     });
     const { http, legacy, segmentation } = createServers(options, services, log);
     let listening: { url: string; port: number };

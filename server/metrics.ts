@@ -42,6 +42,7 @@ export function createMetrics(services: Services, dataDir: string, stateless: St
   const { pipeline, deliveries: loop, stream, cohorts, backfill } = services;
   new Gauge({ name: 'audience_lane_queue_depth', help: 'Items waiting in the ingest lanes (weighted by events).', registers: [registry], collect() { this.set(pipeline.stats().queued); } });
   new Counter({ name: 'audience_ingest_store_batches_total', help: 'Store batches the ingest groups were written in (groups built during a write share the next one).', registers: [registry], collect() { this.reset(); this.inc(pipeline.stats().storeBatches); } });
+  new Counter({ name: 'audience_ingest_events_folded_total', help: 'Event records folded into per-user blocks behind the writes (fewer values to read a history).', registers: [registry], collect() { this.reset(); this.inc(pipeline.stats().eventsFolded); } });
   new Gauge({ name: 'audience_state_cache_bytes', help: "Estimated bytes of users' resident engine states.", registers: [registry], collect() { this.set(pipeline.stats().cacheBytes); } });
   new Gauge({ name: 'audience_state_cache_users', help: "Users whose engine state is resident.", registers: [registry], collect() { this.set(pipeline.stats().cacheEntries); } });
   new Counter({ name: 'audience_state_cache_hits_total', help: 'State lookups that found the user resident.', registers: [registry], collect() { this.reset(); this.inc(pipeline.stats().cacheHits); } });

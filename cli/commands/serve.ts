@@ -33,6 +33,7 @@ interface ServeOptions {
   maxSchemaPaths: string;
   stateCacheBytes?: string;
   decodedStates?: string;
+  foldEvery: string;
   contextCacheBytes?: string;
   statelessCacheBytes?: string;
   maxEventNames: string;
@@ -80,6 +81,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--max-schema-paths <n>', 'property paths allowed in one event schema and in one event (D40)', '1000'))
     .addOption(envOption('--state-cache-bytes <bytes>', `memory for users' resident engine states, all owners together; least recently used ones are snapshotted and forgotten (D40; default ${defaultStateCacheBytes()}: an eighth of this machine's memory, 64 MiB to 4 GiB)`))
     .addOption(envOption('--decoded-states <n>', "users' states each partition owner keeps decoded (an event costs the engine step alone); the owner holds its other resident states packed (only what differs from an empty state, its flags two to a byte), unpacking one when its user is next computed (default: no limit, all decoded)"))
+    .addOption(envOption('--fold-every <n>', "fold a user's single event records into one stored block each time the user's event count passes a multiple of n, behind the writes (a history then reads as a few values: backfills, recovery); 0 never", '32'))
     .addOption(envOption('--context-cache-bytes <bytes>', `memory for users' imported data (segment memberships, connections rows) read for the engine; least recently used ones are forgotten (D40; default ${defaultContextCacheBytes()}: a sixty-fourth of this machine's memory, 16 to 512 MiB)`))
     .addOption(envOption('--stateless-cache-bytes <bytes>', `memory for the states stateless segmentation sealed lately, kept decoded: a call sending one back starts from it without decrypting, decoding or binding it; least recently used ones are forgotten, 0 keeps none (D40; default ${defaultRecentStateBytes()}: a 256th of this machine's memory, 16 to 256 MiB)`))
     .addOption(envOption('--max-event-names <n>', 'distinct event names per organization (D40)', '10000'))
@@ -142,6 +144,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
           },
           delivery: { horizonMs: parseInteger(options.deliveryHorizon, '--delivery-horizon', 1, 24 * 365) * 3_600_000 },
           stream: { retentionMs: parseInteger(options.streamRetention, '--stream-retention', 24, 24 * 365) * 3_600_000 },
+          foldEvery: parseInteger(options.foldEvery, '--fold-every', 0, 1_000_000_000),
         };
         // Every flag is checked above, before anything is written. A cluster's first organization is made once for the
         // whole cluster, through its control plane (node.ts).

@@ -4,7 +4,7 @@
 // (scope.ts) every batch is held in an overlay (reads see it, in key order too) and `commit` writes the overlay and
 // the applied sequence `m!control-seq` in ONE LevelDB batch. Outside a command, reads and writes go straight through.
 
-import { encodedValuesOf, skipKeysOf, type BatchOp, type BatchOptions, type RangeOptions, type SkipRange, type Store } from '../store/contract.js';
+import { encodedEntriesOf, encodedValuesOf, skipKeysOf, type BatchOp, type BatchOptions, type RangeOptions, type SkipRange, type Store } from '../store/contract.js';
 import { key } from '../store/layout.js';
 import { decodeValue, encodeValue } from '../store/values.js';
 import { commandSeq } from './scope.js';
@@ -89,6 +89,10 @@ export class CommandStore implements Store {
 
   encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
     return this.active() === undefined ? this.inner.encodedValues(range) : encodedValuesOf(this, range);
+  }
+
+  encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>> {
+    return this.active() === undefined ? this.inner.encodedEntries(range) : encodedEntriesOf(this, range);
   }
 
   skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {

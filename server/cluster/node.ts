@@ -189,7 +189,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
       delivery: options.delivery,
       stream: options.stream,
       owns: (partition) => parts.owners?.owns(partition) ?? false,
-      tuning: { partitions: eventLog.partitions },
+      tuning: { partitions: eventLog.partitions, ...(options.foldEvery === undefined ? {} : { foldEvery: options.foldEvery }) },
       transitions,
       // D20 over the cluster: each node computes the users of the partitions it owns; sizes.ts sums the counts.
       offlineScope: {

@@ -3,6 +3,7 @@
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lastSeq, partitionOf as partitionIndex, readUserEvents, replayUserEvents } from '../domain/events/index.js';
+import { isEncodedBlock } from '../domain/events/blocks.js';
 import { readTransitionLog } from '../domain/reactions/log.js';
 import type { StoredEvent } from '../domain/events/index.js';
 import { ServiceError } from '../errors.js';
@@ -376,5 +377,45 @@ describe('quiet appends and catch-ups (a cluster node replaying a partition it t
       { user: U1, event: null, replay: true, quiet: true, cohorts: [3] },
       { user: userId(2), event: null, replay: true, quiet: undefined, cohorts: [3] },
     ]);
+  });
+});
+
+describe('event blocks (server/domain/events/blocks.ts, fold.ts)', () => {
+  /** Every stored `e!` value of a user: 'r' for a single record, 'b' for a block. */
+  async function layout(store: Store, user: string): Promise<string> {
+    const prefix = `e!${ORG}!${user}!`;
+    const values = await store.encodedValues({ gte: prefix, lt: `e!${ORG}!${user}"` });
+    return values.map((bytes) => (isEncodedBlock(bytes) ? 'b' : 'r')).join('');
+  }
+
+  it('folds single records behind the writes and stores an append of several as a block; reads, retries and recovery see the same events', async () => {
+    const store = new MemoryStore();
+    const cohorts = [10, 20, 24, 25].map((n, i) => cohort(i + 1, { event: 'Pageview', frequency: { greater_than_or_equal_to: n } }));
+    const options = { foldEvery: 4, snapshotEvery: 3, snapshotAfterMs: 3_600_000 };
+    let pipeline = await start(store, new MapPlans(ORG, cohorts), options);
+    const users = [userId(1), userId(2), userId(3)];
+    // Users interleaved, one event per append (as the track route appends), then one append of five.
+    for (let n = 1; n <= 19; n++) for (const user of users) await pipeline.append({ org: ORG, user, events: [event(n)] });
+    for (const user of users) await pipeline.append({ org: ORG, user, events: [20, 21, 22, 23, 24].map((n) => event(n)) });
+    await pipeline.foldsIdle();
+    expect(pipeline.stats().eventsFolded).toBeGreaterThan(0);
+    for (const user of users) {
+      // Folds at 4, 8, 12 and 16 events (each of the events since the last multiple); the append of five, a block of
+      // its own, passes 20, and its fold takes the three single records before it.
+      expect(await layout(store, user)).toBe('bbbbbb');
+      expect((await readUserEvents(store, ORG, user)).map((e) => e.properties['n'])).toEqual(Array.from({ length: 24 }, (_, i) => i + 1));
+    }
+    // D29: a retry of an id folded into a block is answered with the stored record and appends nothing.
+    const retried = await pipeline.append({ org: ORG, user: U1, events: [event(6)] });
+    expect(retried.events[0]?.properties).toEqual({ n: 6 });
+    expect(await readUserEvents(store, ORG, U1)).toHaveLength(24);
+    // Recovery from snapshots (every 3 events: most end inside a block) and the events after them: one more event
+    // moves each user exactly as its count says (24 before, so into the 25 cohort and no further).
+    await pipeline.close();
+    pipeline = await start(store, new MapPlans(ORG, cohorts), options);
+    for (const user of users) {
+      expect(await pipeline.membershipsOf(ORG, user)).toEqual([1, 2, 3]);
+      expect((await pipeline.append({ org: ORG, user, events: [event(25)] })).memberships).toEqual([1, 2, 3, 4]);
+    }
   });
 });

@@ -27,6 +27,7 @@ import { partitionOf } from '../domain/events/index.js';
 import type { ReactionLookup } from '../domain/reactions/contract.js';
 import { loadCursors, type Committed, type Cursors } from './tick/commit-log.js';
 import { DeadlineScheduler, type DeadlineStats } from './deadlines/scheduler.js';
+import { EventFolder } from './fold.js';
 import { GroupWriter } from './tick/writer.js';
 
 export interface IngestOptions {
@@ -60,6 +61,11 @@ export interface IngestOptions {
    * for 60 s against 10 minutes.
    */
   readonly snapshotAfterMs?: number;
+  /**
+   * Fold a user's single event records into blocks each time its event count passes a multiple of this (default 32;
+   * 0: never): server/domain/events/blocks.ts, fold.ts. Histories then read as a few values (backfills, recovery).
+   */
+  readonly foldEvery?: number;
   /** Queued events per partition beyond which appends are refused with 503 (default 10,000). */
   readonly maxQueuedPerPartition?: number;
   /** server/backfill/README.md: the longest history caught up inside a tick (default 2,000 events); longer ones are parked. */
@@ -129,6 +135,7 @@ export class Pipeline implements IngestPipeline {
   private readonly listeners: ((outcome: Committed) => void)[] = [];
   private readonly deadlineListeners: ((lagMs: number) => void)[] = [];
   private readonly deadlines: DeadlineScheduler | undefined;
+  private readonly folder: EventFolder;
 
   constructor(options: IngestOptions, partitions: number, sizes: AudienceSizes, lastSeqs: readonly number[], cursors: Cursors = { log: 0, outbox: 0 }) {
     this.partitions = partitions;
@@ -150,8 +157,10 @@ export class Pipeline implements IngestPipeline {
       contextOf: (org, user) => this.contexts.contextFor(org, user),
       chunk: Math.max(1, options.historyChunk ?? 2000),
     };
+    this.folder = new EventFolder(options.store, Math.max(0, options.foldEvery ?? 32), log);
     this.env = {
       store: options.store,
+      folder: this.folder,
       cache: this.cache,
       residents: this.residents,
       recentIds: this.recentIds,
@@ -312,7 +321,11 @@ export class Pipeline implements IngestPipeline {
   stats(): PipelineStats {
     let queued = 0;
     for (const lane of this.lanes) queued += lane.load;
-    return { queued, cacheBytes: this.cache.bytes, cacheEntries: this.cache.size, cacheHits: this.cache.hits, cacheMisses: this.cache.misses, storeBatches: this.env.writer.batches };
+    return { queued, cacheBytes: this.cache.bytes, cacheEntries: this.cache.size, cacheHits: this.cache.hits, cacheMisses: this.cache.misses, storeBatches: this.env.writer.batches, eventsFolded: this.folder.folded, foldsDropped: this.folder.dropped };
+  }
+
+  foldsIdle(): Promise<void> {
+    return this.folder.idle();
   }
 
   deadlineStats(): DeadlineStats | undefined {
@@ -349,6 +362,8 @@ export class Pipeline implements IngestPipeline {
       if (ops.length > 0) await this.env.store.batch(ops, this.env.writer.sync ? { sync: true } : undefined);
       for (const entry of dirty) markClean(entry);
     } finally {
+      this.folder.stop();
+      await this.folder.closed();
       await this.executor.close();
     }
   }

@@ -69,6 +69,9 @@ export interface PipelineStats {
   readonly cacheMisses: number;
   /** Store batches the groups were written in: the groups built while a batch is written share the next one. */
   readonly storeBatches: number;
+  /** Event records folded into blocks behind the writes (server/ingest/fold.ts), and fold requests dropped. */
+  readonly eventsFolded: number;
+  readonly foldsDropped: number;
 }
 
 export interface IngestPipeline {
@@ -123,6 +126,8 @@ export interface IngestPipeline {
    * new deliveries and the deadlines it indexed (D36–D38). A listener must not throw or block.
    */
   onCommitted(listener: (outcome: Committed) => void): void;
+  /** Resolves once no fold of users' event records into blocks is queued or running (server/ingest/fold.ts). */
+  foldsIdle(): Promise<void>;
   /** Graceful stop: finishes queued work, writes snapshots, stops the workers. The store stays open. */
   close(): Promise<void>;
 }

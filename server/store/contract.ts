@@ -40,6 +40,8 @@ export interface Store {
    * decodes (history replays), so the reading thread neither decodes nor re-encodes them.
    */
   encodedValues(range: RangeOptions): Promise<Uint8Array[]>;
+  /** As `encodedValues`, each value with its key (a re-layout of stored bytes: server/domain/events/fold.ts). */
+  encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>>;
   /**
    * A skip scan: up to `limit` keys of [gte, lt), the first one at or after `gte`, each next one the first at or
    * after `next(previous)` (which must be above it). One iterator seeking, where a loop of `iterate` calls would open
@@ -70,9 +72,14 @@ export async function skipKeysOf(store: Store, range: SkipRange, next: (key: str
 
 /** `encodedValues` for stores that keep values decoded (memory, overlays): each value of the range encoded. */
 export async function encodedValuesOf(store: Store, range: RangeOptions): Promise<Uint8Array[]> {
-  const values: Uint8Array[] = [];
-  for await (const [, value] of store.iterate(range)) values.push(encodeValue(value));
-  return values;
+  return (await encodedEntriesOf(store, range)).map(([, value]) => value);
+}
+
+/** `encodedEntries` for stores that keep values decoded (memory, overlays). */
+export async function encodedEntriesOf(store: Store, range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>> {
+  const entries: Array<readonly [string, Uint8Array]> = [];
+  for await (const [key, value] of store.iterate(range)) entries.push([key, encodeValue(value)]);
+  return entries;
 }
 
 /**

@@ -25,7 +25,9 @@
 //              a!{org}!{tag}!{aliasId}                    alias -> user
 //              ua!{org}!{user}!{tag}!{aliasId}            user -> aliases
 // events       e!{org}!{user}!{seq}                       THE event record (stored once), per user in arrival order: replays
-//                                                         after a snapshot's seq, retries' answers (README.md has why)
+//                                                         after a snapshot's seq, retries' answers (README.md has why);
+//                                                         or a block of the user's consecutive records ending at seq
+//                                                         (README.md "Event blocks", domain/events/blocks.ts)
 //              et!{org}!{user}!{time}!{seq}               per-user time index for reads (D29, D39) -> seq; time: events/keys.ts timePart
 //              ei!{org}!{user}!{eventId}                  event id -> seq (idempotent retries, D29; minted ids too)
 //              l!{partition}!{seq}                        partition log: transitions, in commit order, at the seq of the

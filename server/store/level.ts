@@ -119,6 +119,11 @@ export class RecoveringStore implements Store {
     return store ? store.encodedValues(range) : this.readable().then((s) => s.encodedValues(range));
   }
 
+  encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>> {
+    const store = this.healthy();
+    return store ? store.encodedEntries(range) : this.readable().then((s) => s.encodedEntries(range));
+  }
+
   memoryBytes(): number | undefined {
     return this.healthy()?.memoryBytes?.();
   }
@@ -342,20 +347,32 @@ class LevelStore implements Store {
    * user, and the default 16 KB per read would split it into many calls.
    */
   async encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
-    const limit = range.limit === undefined || range.limit < 0 ? Infinity : range.limit;
-    if (limit === 0) return [];
-    const iterator = this.db.iterator({ ...levelRange(range), keys: false, highWaterMarkBytes: 1024 * 1024 });
     const values: Uint8Array[] = [];
+    await this.readEncoded(range, false, (_key, bytes) => values.push(bytes));
+    return values;
+  }
+
+  async encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>> {
+    const entries: Array<readonly [string, Uint8Array]> = [];
+    await this.readEncoded(range, true, (key, bytes) => entries.push([key as string, bytes]));
+    return entries;
+  }
+
+  private async readEncoded(range: RangeOptions, keys: boolean, each: (key: string | undefined, bytes: Uint8Array) => void): Promise<void> {
+    const limit = range.limit === undefined || range.limit < 0 ? Infinity : range.limit;
+    if (limit === 0) return;
+    const iterator = this.db.iterator({ ...levelRange(range), keys, highWaterMarkBytes: 1024 * 1024 });
+    let read = 0;
     try {
-      while (values.length < limit) {
-        const entries = await iterator.nextv(Math.min(limit - values.length, 4096));
+      while (read < limit) {
+        const entries = await iterator.nextv(Math.min(limit - read, 4096));
         if (entries.length === 0) break;
-        for (const [, bytes] of entries) values.push(bytes);
+        read += entries.length;
+        for (const [key, bytes] of entries) each(key, bytes);
       }
     } finally {
       await iterator.close();
     }
-    return values;
   }
 
 

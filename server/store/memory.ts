@@ -1,6 +1,6 @@
 // An in-memory Store for tests and the stateless tools: a sorted key array beside a Map, copying values like LevelDB.
 
-import { encodedValuesOf, type BatchOp, type RangeOptions, type SkipRange, type Store } from './contract.js';
+import { encodedEntriesOf, encodedValuesOf, type BatchOp, type RangeOptions, type SkipRange, type Store } from './contract.js';
 
 export class MemoryStore implements Store {
   private readonly values = new Map<string, unknown>();
@@ -41,14 +41,18 @@ export class MemoryStore implements Store {
     );
     if (range.reverse) selected.reverse();
     const limited = range.limit === undefined || range.limit < 0 ? selected : selected.slice(0, range.limit);
-    for (const key of limited) {
-      if (!this.values.has(key)) continue;
-      yield [key, structuredClone(this.values.get(key)) as T] as const;
-    }
+    // A snapshot at the call, as a LevelDB iterator reads: batches while the caller iterates change nothing it sees
+    // (stored values are copies no one changes, so holding them is enough).
+    const entries = limited.map((key) => [key, this.values.get(key)] as const);
+    for (const [key, value] of entries) yield [key, structuredClone(value) as T] as const;
   }
 
   encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
     return encodedValuesOf(this, range);
+  }
+
+  encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>> {
+    return encodedEntriesOf(this, range);
   }
 
   async skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {

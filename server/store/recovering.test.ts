@@ -45,6 +45,10 @@ class StickyHandle implements Store {
     this.check();
     return this.disk.data.encodedValues(range);
   }
+  encodedEntries(range: RangeOptions) {
+    this.check();
+    return this.disk.data.encodedEntries(range);
+  }
   skipKeys(range: SkipRange, next: (key: string) => string, limit: number) {
     this.check();
     return this.disk.data.skipKeys(range, next, limit);

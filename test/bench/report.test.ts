@@ -52,19 +52,20 @@ describe('bench report', () => {
     expect(text).toContain('sweepMainThreadCpuSeconds 2.14');
     expect(text).toContain('it used 6.18 CPU-seconds over all the process\'s threads (main thread 2.14;');
     expect(text).toContain('at that cost per event, 2 cores cannot sweep more than about 323,625 events/s');
-    expect(text).toContain('the same events read as values only, one range per 256 users, 2.35 s (main thread 1.64 s)');
+    expect(text).toContain('the same stored values read in one range per 256 users, 2.35 s (main thread 1.64 s)');
     expect(text).toContain('decoding them 1.19 s; replaying them through the new cohort 0.15 s');
-    // A result of an older run has no block-layout read: no sentence about it.
-    expect(text).not.toContain('one value per user');
+    // A result of an older run does not say how its history was stored: no sentence about it.
+    expect(text).not.toContain('How the history is stored');
   });
 
-  it("reports the block layout's read beside the per-event one, and the sweep's parts with blocks", () => {
-    const parts = { listSeconds: 0.27, perUserReadSeconds: 1.33, perUserReadMainThreadCpuSeconds: 1.18, bulkReadSeconds: 1.32, bulkReadMainThreadCpuSeconds: 0.89, decodeSeconds: 0.38, replaySeconds: 0.1, blockReadSeconds: 0.22, blockReadMainThreadCpuSeconds: 0.13 };
-    const value = { storedEvents: 1_000_000, sweepSeconds: 3.41, replayedEventsPerSecond: 293_295, sweepMainThreadCpuSeconds: 1.97, sweepAllThreadsCpuSeconds: 4.92, parts };
-    const text = renderResults({ ...base, backfill: { ok: true, at: 'now', value } });
-    expect(text).toContain('the same events read back one range per 256 users in 0.22 s (main thread 0.13 s of CPU)');
-    // 0.27 + 0.22 + 0.38 + 0.10
-    expect(text).toContain('one after another would take 0.97 s for these events');
+  it('says how the history was stored: appended one event per call and folded, or in calls of several', () => {
+    const parts = { listSeconds: 0.34, perUserReadSeconds: 0.55, perUserReadMainThreadCpuSeconds: 0.39, bulkReadSeconds: 0.36, bulkReadMainThreadCpuSeconds: 0.2, decodeSeconds: 0.39, replaySeconds: 0.11 };
+    const folded = { storedEvents: 1_000_000, storedValues: 70_000, eventsFolded: 960_000, foldTailSeconds: 0.02, sweepSeconds: 2.93, replayedEventsPerSecond: 341_404, parts, settings: { users: 5000, eventsPerAppend: 1, foldEvery: 32 } };
+    const text = renderResults({ ...base, backfill: { ok: true, at: 'now', value: folded } });
+    expect(text).toContain("How the history is stored: appended one event per call, as the track route appends, and folded into blocks behind the writes each time a user's event count passed a multiple of 32 (960,000 records folded; the last folds were written 0.02 s after the last append), the 1,000,000 events are 70,000 stored values (14.0 per user)");
+    const batched = { ...folded, storedValues: 5000, eventsFolded: 0, settings: { users: 5000, eventsPerAppend: 200, foldEvery: 0 } };
+    const other = renderResults({ ...base, backfill: { ok: true, at: 'now', value: batched } });
+    expect(other).toContain("appended 200 events per call (each call's events stored as blocks at once), and never folded, the 1,000,000 events are 5,000 stored values (1.0 per user)");
   });
 
   it('reports the memory per hot user with all states decoded and with --decoded-states, each against the target', () => {

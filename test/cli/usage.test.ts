@@ -33,6 +33,7 @@ describe('CLI usage errors', () => {
     ['--schema-cache-bytes', 'lots'],
     ['--offline-every', 'hourly'],
     ['--stream-retention', '1'],
+    ['--fold-every', '-1'],
   ];
   for (const [flag, value] of limits) {
     it(`exits 2 on serve ${flag} ${value} before creating the data directory`, async () => {

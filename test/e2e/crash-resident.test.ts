@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { isEncodedBlock } from '../../server/domain/events/blocks.js';
+import { openLevelStore } from '../../server/store/level.js';
 import { runCliProcess, tempDir } from '../support/processes.js';
 import { call, listeningUrl, serve, streamUntilKill, type WireEvent } from './support-crash.js';
 
@@ -45,7 +47,9 @@ describe('kill -9 under load with resident states, two owners and a small state 
 
     // 64 KiB of resident states holds a fraction of the users: evictions, owner-encoded snapshots and loads go on
     // throughout the stream.
-    const first = serve(data, cleanups, ['--threads', '2', '--state-cache-bytes', String(64 * 1024)]);
+    // --fold-every 4: users' single records are folded into blocks throughout the stream too (server/store/README.md
+    // "Event blocks"), so the kill also lands among folds, and the reads and recovery below go through blocks.
+    const first = serve(data, cleanups, ['--threads', '2', '--state-cache-bytes', String(64 * 1024), '--fold-every', '4']);
     const firstUrl = await listeningUrl(first);
     const firstAgent = new Agent({ keepAlive: true });
     cleanups.push(async () => firstAgent.destroy());
@@ -115,6 +119,17 @@ describe('kill -9 under load with resident states, two owners and a small state 
       expect(answer.status).toBe(200);
       const expected = expectedMemberships([...history, { name }]).map((i) => codes[i]);
       expect((answer.body as { cohorts: string[] }).cohorts.map(Number).sort((a, b) => a - b), `memberships of ${user} after one more ${name}`).toEqual(expected);
+    }
+
+    // The folds did run: some histories are stored as blocks (the checks above read through them).
+    second.child.kill('SIGTERM');
+    expect((await second.exited).code).toBe(0);
+    const store = await openLevelStore(data);
+    try {
+      const values = await store.encodedValues({ gte: 'e!', lt: 'e"' });
+      expect(values.filter((bytes) => isEncodedBlock(bytes)).length).toBeGreaterThan(USERS / 2);
+    } finally {
+      await store.close();
     }
   });
 });

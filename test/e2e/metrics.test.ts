@@ -63,6 +63,8 @@ describe('GET /metrics', () => {
     // Groups share a store batch only when built during another's write: never more batches than groups.
     expect(moved('audience_ingest_store_batches_total')).toBeGreaterThanOrEqual(3);
     expect(moved('audience_ingest_store_batches_total')).toBeLessThanOrEqual(moved('audience_ingest_ticks_total'));
+    // No user of this test reached --fold-every's 32 events: the counter is exposed, at 0 (its counts: pipeline.test.ts).
+    expect(sample(after, 'audience_ingest_events_folded_total')).toBe(0);
     for (const gauge of ['audience_lane_queue_depth', 'audience_state_cache_bytes', 'audience_stream_clients', 'audience_store_bytes', 'audience_store_memory_bytes', 'audience_deadlines_in_flight', 'audience_backfill_users_remaining']) {
       expect(after).toMatch(new RegExp(`^${gauge} \\d+`, 'm'));
     }

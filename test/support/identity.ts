@@ -41,6 +41,10 @@ export class CountingStore implements Store {
   encodedValues(range: RangeOptions): Promise<Uint8Array[]> {
     return this.inner.encodedValues(range);
   }
+
+  encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>> {
+    return this.inner.encodedEntries(range);
+  }
   skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]> {
     return this.inner.skipKeys(range, next, limit);
   }

@@ -182,6 +182,17 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         expect(await collect(store.iterate({ gte: 'r!', lt: prefixEnd('r!'), limit: 0 }))).toEqual([]);
       });
 
+      it('an iteration reads the store as it was when it began (a snapshot, as a LevelDB iterator reads)', async () => {
+        const seen: (readonly [string, unknown])[] = [];
+        for await (const entry of store.iterate({ gte: 'r!', lt: prefixEnd('r!') })) {
+          if (seen.length === 0) {
+            await store.batch([{ type: 'put', key: 'r!e', value: 'E' }, { type: 'del', key: 'r!c' }, { type: 'put', key: 'r!bb', value: 'new' }]);
+          }
+          seen.push(entry);
+        }
+        expect(seen).toEqual([['r!a', 'a'], ['r!b', 'b'], ['r!c', 'c'], ['r!d', 'd'], ['r!e', 'e']]);
+      });
+
       it('an unbounded range covers every key', async () => {
         expect(keysOf(await collect(store.iterate({})))).toEqual(['q!z', 'r!a', 'r!b', 'r!c', 'r!d', 'r!e', 's!a']);
       });
@@ -209,6 +220,14 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         expect((await store.encodedValues({ gte: 'r!', lt: 'r!c', reverse: true })).map((v) => decodeValue(v))).toEqual(['b', 'a']);
         expect(await store.encodedValues({ gte: 'r!', lt: prefixEnd('r!'), limit: 0 })).toEqual([]);
         expect(await store.encodedValues({ gte: 'x!', lt: prefixEnd('x!') })).toEqual([]);
+      });
+
+      it('encodedEntries answers each value of the range as stored bytes with its key, limit and reverse as iterate', async () => {
+        const entries = await store.encodedEntries({ gt: 'r!b', lt: prefixEnd('r!') });
+        expect(entries.map(([key, value]) => [key, decodeValue(value)])).toEqual([['r!c', 'c'], ['r!d', 'd'], ['r!e', 'e']]);
+        expect(entries.map(([, value]) => value)).toEqual(await store.encodedValues({ gt: 'r!b', lt: prefixEnd('r!') }));
+        expect((await store.encodedEntries({ gte: 'r!', lt: prefixEnd('r!'), reverse: true, limit: 2 })).map(([key]) => key)).toEqual(['r!e', 'r!d']);
+        expect(await store.encodedEntries({ gte: 'r!', lt: prefixEnd('r!'), limit: 0 })).toEqual([]);
       });
 
       it('encodedValues reads past one native read\'s worth of bytes', async () => {

@@ -5,7 +5,7 @@ export type { EventFields, EventRecord, LogEntry, LoggedTransition, NewEvent, Pa
 export { newEvent, toEngineEvent, toStoredEvent, toWireRecord, unpackEngineEvents } from './record.js';
 export { partitionOf, timePart } from './keys.js';
 export type { EventEntry, Snapshot } from './ops.js';
-export { eventOps, partitionSeqOps, pushEventOps, snapshotOps } from './ops.js';
+export { eventOps, partitionSeqOps, pushEventOps, pushEventRunOps, snapshotOps } from './ops.js';
 export type { EventPage, EventPageOptions, EventReadOptions, LogRecord } from './read.js';
 export {
   MAX_EVENTS_PER_READ,

@@ -9,6 +9,7 @@ import {
   timeIndexKey,
   userEventKey,
 } from './keys.js';
+import { eventBlock, MAX_BLOCK_EVENTS } from './blocks.js';
 import type { StoredEvent } from './record.js';
 
 export interface EventEntry {
@@ -45,6 +46,26 @@ export function pushEventOps(ops: BatchOp[], org: string, stored: StoredEvent): 
     { type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq },
     { type: 'put', key: clientIdKey(org, user, id), value: seq },
   );
+}
+
+/**
+ * The writes of one append's events of one user, consecutive sequences (ascending): as `pushEventOps` for one event;
+ * for several, the records go as blocks of up to MAX_BLOCK_EVENTS (blocks.ts: one `e!` value each, keyed by its last
+ * sequence) and the two indexes per event as before.
+ */
+export function pushEventRunOps(ops: BatchOp[], org: string, run: readonly StoredEvent[]): void {
+  if (run.length === 1) {
+    pushEventOps(ops, org, run[0] as StoredEvent);
+    return;
+  }
+  for (let start = 0; start < run.length; start += MAX_BLOCK_EVENTS) {
+    const part = run.slice(start, start + MAX_BLOCK_EVENTS);
+    const last = part[part.length - 1] as StoredEvent;
+    ops.push({ type: 'put', key: userEventKey(org, last.user_id, last.seq), value: part.length === 1 ? last : eventBlock(part) });
+  }
+  for (const { seq, user_id: user, timeMs, id } of run) {
+    ops.push({ type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq }, { type: 'put', key: clientIdKey(org, user, id), value: seq });
+  }
 }
 
 /** The last sequence a batch took in a partition (`ps!`): where the partition's sequences go on after a restart. */

@@ -15,6 +15,7 @@ import {
   userEventKey,
   userEventPrefix,
 } from './keys.js';
+import { isEventBlock, readEventsBySeq, recordsOf, type StoredEventValue } from './blocks.js';
 import type { Snapshot } from './ops.js';
 import type { LogEntry, LoggedTransition, StoredEvent } from './record.js';
 
@@ -100,7 +101,7 @@ export async function readUserEventPage(
   const page = indexKeys.slice(0, limit);
   const last = page[page.length - 1];
   const next = indexKeys.length > limit && last !== undefined ? encodeEventCursor(last.slice(prefix.length)) : undefined;
-  const events = await store.getMany<StoredEvent>(page.map((indexKey) => userEventKey(org, user, seqOfKey(indexKey))));
+  const events = await readEventsBySeq(store, org, user, page.map(seqOfKey));
   return { events: events.filter((event): event is StoredEvent => event !== undefined), next };
 }
 
@@ -113,7 +114,11 @@ export async function* replayUserEvents(
 ): AsyncIterable<StoredEvent> {
   const prefix = userEventPrefix(org, user);
   const range = { gt: userEventKey(org, user, afterSeq), lt: prefixUpperBound(prefix) };
-  for await (const [, event] of store.iterate<StoredEvent>(range)) yield event;
+  // A value is a record or a block (blocks.ts); the first block may hold records at or before `afterSeq`.
+  for await (const [, value] of store.iterate<StoredEventValue>(range)) {
+    if (!isEventBlock(value)) yield value;
+    else yield* recordsOf(value, afterSeq);
+  }
 }
 
 /** Whether the user has any stored event. */
@@ -159,7 +164,7 @@ export async function findByClientId(
   eventId: string,
 ): Promise<StoredEvent | undefined> {
   const seq = await store.get<number>(clientIdKey(org, user, eventId));
-  return seq === undefined ? undefined : store.get<StoredEvent>(userEventKey(org, user, seq));
+  return seq === undefined ? undefined : (await readEventsBySeq(store, org, user, [seq]))[0];
 }
 
 export async function readSnapshot<S = unknown>(store: Store, org: string, user: string): Promise<Snapshot<S> | undefined> {

@@ -70,6 +70,7 @@ describe('engine lookups (E13, E14, D27)', () => {
         return memory.iterate(range);
       },
       encodedValues: (range) => memory.encodedValues(range),
+      encodedEntries: (range) => memory.encodedEntries(range),
       skipKeys: (range, next, limit) => memory.skipKeys(range, next, limit),
       close: () => memory.close(),
     };
@@ -121,6 +122,7 @@ describe('engine lookups (E13, E14, D27)', () => {
         })();
       },
       encodedValues: (range) => memory.encodedValues(range),
+      encodedEntries: (range) => memory.encodedEntries(range),
       skipKeys: (range, next, limit) => memory.skipKeys(range, next, limit),
       close: () => memory.close(),
     };

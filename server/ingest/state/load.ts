@@ -9,6 +9,7 @@ import type { BatchOp, Store } from '../../store/contract.js';
 import { readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../../domain/events/index.js';
 import type { PackedEvents, StoredEvent } from '../../domain/events/index.js';
 import { concatValues, decodeValue } from '../../store/values.js';
+import { blockRun, isEncodedBlock, readEventsBySeq } from '../../domain/events/blocks.js';
 import { clientIdKey, prefixUpperBound, userEventKey, userEventPrefix } from '../../domain/events/keys.js';
 
 /** The stored records of event ids already appended for their user, by `clientIdKey(org, user, id)`. */
@@ -20,17 +21,19 @@ export async function findStoredIds(
   if (ids.length === 0) return found;
   const keys = ids.map(({ org, user, id }) => clientIdKey(org, user, id));
   const seqs = await store.getMany<number>(keys);
-  const hits: { key: string; recordKey: string }[] = [];
+  const reads: Promise<void>[] = [];
   seqs.forEach((seq, i) => {
     const id = ids[i];
-    if (seq !== undefined && id !== undefined) hits.push({ key: keys[i] as string, recordKey: userEventKey(id.org, id.user, seq) });
+    if (seq === undefined || id === undefined) return;
+    // Exact keys first: a single record or a block's last one; an event inside a block costs a seek (blocks.ts).
+    reads.push(
+      readEventsBySeq(store, id.org, id.user, [seq]).then(([record]) => {
+        // An index entry without its record cannot happen (one batch writes both); treat it as a new id if it does.
+        if (record !== undefined) found.set(keys[i] as string, record);
+      }),
+    );
   });
-  if (hits.length === 0) return found;
-  const records = await store.getMany<StoredEvent>(hits.map((hit) => hit.recordKey));
-  records.forEach((record, i) => {
-    // An index entry without its record cannot happen (one batch writes both); treat it as a new id if it does.
-    if (record !== undefined) found.set((hits[i] as { key: string }).key, record);
-  });
+  await Promise.all(reads);
   return found;
 }
 
@@ -91,7 +94,13 @@ export interface HistoryChunk {
   readonly done: boolean;
 }
 
-/** At most `limit` of a user's stored events after `afterSeq` (and at or before `untilSeq`), in arrival order. */
+/**
+ * At most `limit` of a user's stored events after `afterSeq` (and at or before `untilSeq`), in arrival order. Stored
+ * values are single records or blocks (domain/events/blocks.ts); the first block may hold records at or before
+ * `afterSeq` (a chunk's or a snapshot's end inside it), skipped by its sequences. `untilSeq` is the sequence of a
+ * user's state, which covers every event stored for the user (its lane appends the next ones): no block holds events
+ * on both sides of it, so the range's bound is exact.
+ */
 export async function readHistoryChunk(
   store: Store,
   org: string,
@@ -102,12 +111,32 @@ export async function readHistoryChunk(
 ): Promise<HistoryChunk> {
   const prefix = userEventPrefix(org, user);
   const upper = untilSeq >= Number.MAX_SAFE_INTEGER ? prefixUpperBound(prefix) : userEventKey(org, user, untilSeq + 1);
+  // Each value holds at least one event, so `limit` values hold at least `limit` events when there are that many.
   const values = await store.encodedValues({ gt: userEventKey(org, user, afterSeq), lt: upper, limit });
-  const last = values.at(-1);
+  const parts: Uint8Array[] = [];
+  let count = 0;
+  let lastSeq = afterSeq;
+  let lastSingle: Uint8Array | undefined;
+  for (const bytes of values) {
+    if (count >= limit) break;
+    if (!isEncodedBlock(bytes)) {
+      parts.push(bytes);
+      count++;
+      lastSingle = bytes;
+      continue;
+    }
+    const run = blockRun(bytes, afterSeq, limit - count);
+    if (run.count === 0) continue;
+    parts.push(run.bytes);
+    count += run.count;
+    lastSeq = run.lastSeq as number;
+    lastSingle = undefined;
+  }
+  if (lastSingle !== undefined) lastSeq = decodeValue<StoredEvent>(lastSingle).seq;
   return {
-    events: { bytes: concatValues(values), count: values.length },
-    lastSeq: last === undefined ? afterSeq : decodeValue<StoredEvent>(last).seq,
-    done: values.length < limit,
+    events: { bytes: parts.length === 1 ? (parts[0] as Uint8Array) : concatValues(parts), count },
+    lastSeq,
+    done: count < limit,
   };
 }
 

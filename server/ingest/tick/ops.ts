@@ -5,8 +5,8 @@
 // owners, tick.ts `snapshotDue`); plus each user's next cache entry.
 
 import type { BatchOp } from '../../store/contract.js';
-import { partitionSeqOps, pushEventOps } from '../../domain/events/index.js';
-import type { LoggedTransition } from '../../domain/events/index.js';
+import { partitionSeqOps, pushEventOps, pushEventRunOps } from '../../domain/events/index.js';
+import type { LoggedTransition, StoredEvent } from '../../domain/events/index.js';
 import type { CommitLog } from './commit-log.js';
 import type { Lane, LaneItem } from '../lanes/lane.js';
 import { userSnapshotOps } from '../state/load.js';
@@ -55,10 +55,13 @@ export function buildOps(
       const member = !quiet && log.wantsPageviews(work.org)
         ? new Set(index === 0 ? (work.result?.current ?? []) : (work.result?.steps[index - 1]?.memberships ?? []))
         : undefined;
+      // An append of several events stores them as blocks (domain/events/blocks.ts), one alone as its record.
+      const run: StoredEvent[] | undefined = step.fresh.length > 1 ? [] : undefined;
       for (const fresh of step.fresh) {
         fresh.seq = ++seq;
         const stored = fresh.toStored();
-        pushEventOps(ops, work.org, stored);
+        if (run !== undefined) run.push(stored);
+        else pushEventOps(ops, work.org, stored);
         if (member !== undefined) log.pageview(work.org, work.user, stored.name, stored.id, stored.timeMs, member);
         log.transitions(work.org, work.user, stored.id, fresh.transitions, quiet, quiet);
         if (member === undefined) continue;
@@ -67,6 +70,7 @@ export function buildOps(
           else member.delete(t.cohort);
         }
       }
+      if (run !== undefined) pushEventRunOps(ops, work.org, run);
       if (step.fresh.length > 0) {
         seqOf.set(work, seq);
         freshCount.set(work, (freshCount.get(work) ?? 0) + step.fresh.length);
@@ -106,6 +110,8 @@ export function buildOps(
     let unsnapshotted = work.base.unsnapshotted + added;
     const dirtySince = wasDirty ? work.base.dirtySince : now;
     const userSeq = Math.max(seqOf.get(work) ?? 0, work.base.seq);
+    const fold = added > 0 ? (env.folder?.due(work.base.count, result.count) ?? 0) : 0;
+    if (fold > 0) work.fold = { throughSeq: userSeq, events: fold };
     if (dirty && work.due) {
       if (result.state === undefined) throw new Error('a due snapshot was not encoded by its owner');
       ops.push(...userSnapshotOps(work.org, work.user, userSeq, result.state, result.count, mark));

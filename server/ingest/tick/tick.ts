@@ -27,6 +27,7 @@ import { unstorable } from './isolate.js';
 import { CommitLog, type Committed, type Cursors, type GroupPhases } from './commit-log.js';
 import type { ReactionLookup } from '../../domain/reactions/contract.js';
 import type { GroupWriter } from './writer.js';
+import type { EventFolder } from '../fold.js';
 
 export { FreshEvent } from './retries.js';
 export type { PlanInfo } from '../plan-info.js';
@@ -50,6 +51,8 @@ export interface TickEnv {
   readonly writer: GroupWriter;
   /** The global transitions log's cursor and the outbox sequence, as last taken (commit-log.ts). */
   readonly cursors: Cursors;
+  /** Folds users' single event records into blocks behind the writes (fold.ts; none: never). */
+  readonly folder?: EventFolder | undefined;
   /** D37: the reactions a transition or page load fires (none: no outbox). */
   readonly reactions?: ReactionLookup | undefined;
   /** After each committed batch, in commit order: its log entries, reactions with new deliveries, deadlines (D36–D38). */
@@ -94,6 +97,8 @@ export interface UserWork {
   /** The tick's batch writes the user's snapshot. */
   snapshotted: boolean;
   next: CachedUser | undefined;
+  /** Its events through this sequence are due a fold once the batch is written (fold.ts), and how many. */
+  fold: { readonly throughSeq: number; readonly events: number } | undefined;
 }
 
 export type StepOf = Map<LaneItem, { work: UserWork; index: number }>;
@@ -280,6 +285,9 @@ function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
     }
   }
   env.recentIds.committed(clientIdsOf(tick.users.values()));
+  if (env.folder !== undefined) {
+    for (const work of users.values()) if (work.fold !== undefined) env.folder.enqueue({ org: work.org, user: work.user, ...work.fold });
+  }
   for (const item of tick.active) answer(item, tick.stepOf.get(item) as { work: UserWork; index: number });
 }
 
@@ -348,6 +356,7 @@ function workOf(users: Map<string, UserWork>, partition: number, org: string, us
       evaluated: false,
       due: false,
       snapshotted: false,
+      fold: undefined,
       next: undefined,
     };
     users.set(key, work);

@@ -1,0 +1,183 @@
+// Event blocks and folds (blocks.ts, fold.ts; server/store/README.md "Event blocks"): a user's history stored as
+// single records, as blocks written by an append of several events, and as runs of single records folded later,
+// reads the same through every read of the events area: by time (D29, D39 pages), in arrival order after a
+// sequence (recovery), by event id (D29 retries), and in bounded chunks of stored bytes (backfill replays), on the
+// memory store and on LevelDB (which hands stored bytes back as they are).
+
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../store/contract.js';
+import { MemoryStore } from '../../store/memory.js';
+import { openLevelStore } from '../../store/level.js';
+import { decodeValue, decodeValues, encodeValue } from '../../store/values.js';
+import { tempDir } from '../../../test/support/processes.js';
+import { readHistoryChunk, findStoredIds } from '../../ingest/state/load.js';
+import { isEncodedBlock, MAX_BLOCK_EVENTS, blockOfEncoded, eventBlock, type EventBlock } from './blocks.js';
+import { foldOps } from './fold.js';
+import { userEventPrefix, prefixUpperBound } from './keys.js';
+import { pushEventOps, pushEventRunOps } from './ops.js';
+import { findByClientId, readUserEventPage, readUserEvents, replayUserEvents } from './read.js';
+import type { StoredEvent } from './record.js';
+
+const ORG = 'a0000000-0000-4000-8000-0000000000b1';
+const USER = 'b0000000-0000-4000-8000-0000000000b1';
+const OTHER = 'b0000000-0000-4000-8000-0000000000b2';
+const T0 = Date.parse('2026-11-20T12:00:00.000Z');
+
+/** The n-th event of a user at `seq`; times go back and forth so that time order differs from arrival order. */
+function event(user: string, n: number, seq: number): StoredEvent {
+  const timeMs = T0 + ((n * 7919) % 101) * 1000;
+  return { id: `${user.slice(0, 8)}-${n}`, user_id: user, name: n % 3 === 0 ? 'Click' : 'Pageview', time: new Date(timeMs).toISOString(), timeMs, properties: { n, __proto__x: n }, seq };
+}
+
+async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of iterable) out.push(item);
+  return out;
+}
+
+/** Every stored `e!` value of the user: 'r' for a record, the number of records for a block. */
+async function layout(store: Store, user: string): Promise<(string | number)[]> {
+  const prefix = userEventPrefix(ORG, user);
+  const values = await store.encodedValues({ gte: prefix, lt: prefixUpperBound(prefix) });
+  return values.map((bytes) => (isEncodedBlock(bytes) ? decodeValue<EventBlock>(bytes)[0].length : 'r'));
+}
+
+/**
+ * Writes the user's history in appends of the given sizes (seqs interleaved with another user's single events, as a
+ * partition's sequences are), and answers the records in arrival order.
+ */
+async function write(store: Store, appends: readonly number[]): Promise<StoredEvent[]> {
+  const mine: StoredEvent[] = [];
+  let seq = 0;
+  let n = 0;
+  for (const size of appends) {
+    const ops: Parameters<typeof pushEventOps>[0] = [];
+    const run: StoredEvent[] = [];
+    for (let i = 0; i < size; i++) run.push(event(USER, ++n, ++seq));
+    pushEventRunOps(ops, ORG, run);
+    pushEventOps(ops, ORG, event(OTHER, n, ++seq));
+    await store.batch(ops);
+    mine.push(...run);
+  }
+  return mine;
+}
+
+/** What every read answers for these records, compared with what the store answers. */
+async function expectReads(store: Store, records: readonly StoredEvent[]): Promise<void> {
+  const byTime = [...records].sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq);
+  expect(await readUserEvents(store, ORG, USER)).toEqual(byTime);
+  // D39 pages of 7 follow each other through blocks.
+  const paged: StoredEvent[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await readUserEventPage(store, ORG, USER, { limit: 7, ...(cursor === undefined ? {} : { cursor }) });
+    paged.push(...page.events);
+    cursor = page.next;
+  } while (cursor !== undefined);
+  expect(paged).toEqual(byTime);
+  // In arrival order after every sequence (a snapshot's end falls anywhere, inside a block too).
+  for (const after of [0, ...records.filter((_, i) => i % 7 === 0 || i > records.length - 4).map((record) => record.seq)]) {
+    expect(await collect(replayUserEvents(store, ORG, USER, after))).toEqual(records.filter((record) => record.seq > after));
+  }
+  // Every id finds its record (D29), one by one and all at once.
+  for (const record of records.filter((_, i) => i % 5 === 0 || i > records.length - 4)) expect(await findByClientId(store, ORG, USER, record.id)).toEqual(record);
+  const found = await findStoredIds(store, records.map((record) => ({ org: ORG, user: USER, id: record.id })));
+  expect(found.size).toBe(records.length);
+  // Chunks of stored bytes of every size, from every sequence, up to the last (or an earlier) sequence.
+  const last = records[records.length - 1]?.seq ?? 0;
+  for (const limit of [1, 3, 40, 1000]) {
+    for (const until of [last, Number.MAX_SAFE_INTEGER]) {
+      const read: StoredEvent[] = [];
+      let after = 0;
+      for (let rounds = 0; rounds < 1000; rounds++) {
+        const chunk = await readHistoryChunk(store, ORG, USER, after, limit, until);
+        const events = decodeValues<StoredEvent>(chunk.events.bytes);
+        expect(events).toHaveLength(chunk.events.count);
+        expect(chunk.events.count).toBeLessThanOrEqual(limit);
+        read.push(...events);
+        if (chunk.events.count > 0) expect(chunk.lastSeq).toBe(events[events.length - 1]?.seq);
+        after = chunk.lastSeq;
+        if (chunk.done) break;
+      }
+      expect(read).toEqual(records);
+    }
+  }
+}
+
+for (const kind of ['memory', 'LevelDB'] as const) {
+  describe(`event blocks on the ${kind} store`, () => {
+    let store: Store;
+    let cleanup: () => Promise<void>;
+    beforeEach(async () => {
+      if (kind === 'memory') {
+        store = new MemoryStore();
+        cleanup = async () => undefined;
+        return;
+      }
+      const dir = await tempDir('audience-blocks-');
+      store = await openLevelStore(dir.path);
+      cleanup = async () => {
+        await store.close();
+        await dir.remove();
+      };
+    });
+    afterEach(async () => cleanup());
+
+    it('stores an append of several events as blocks of at most MAX_BLOCK_EVENTS, and one alone as its record', async () => {
+      const records = await write(store, [1, 5, 1, MAX_BLOCK_EVENTS + 3, 2]);
+      expect(await layout(store, USER)).toEqual(['r', 5, 'r', MAX_BLOCK_EVENTS, 3, 2]);
+      expect(await layout(store, OTHER)).toEqual(['r', 'r', 'r', 'r', 'r']);
+      await expectReads(store, records);
+    });
+
+    it('folds runs of single records into blocks, leaves blocks and lone records, and reads the same after', async () => {
+      const records = await write(store, [1, 1, 1, 4, 1, 1, 1, 1, 1, 3, 1]);
+      expect(await layout(store, USER)).toEqual(['r', 'r', 'r', 4, 'r', 'r', 'r', 'r', 'r', 3, 'r']);
+      await expectReads(store, records);
+      const last = records[records.length - 1] as StoredEvent;
+      const fold = await foldOps(store, { org: ORG, user: USER, throughSeq: last.seq, events: records.length });
+      expect(fold.folded).toBe(8);
+      await store.batch(fold.ops);
+      expect(await layout(store, USER)).toEqual([3, 4, 5, 3, 'r']);
+      await expectReads(store, records);
+      // Nothing left to fold; the other user's records were not touched.
+      expect((await foldOps(store, { org: ORG, user: USER, throughSeq: last.seq, events: records.length })).ops).toEqual([]);
+      expect(await layout(store, OTHER)).toHaveLength(11);
+    });
+
+    it('folds only the latest events asked for, and runs longer than a block into several', async () => {
+      const records = await write(store, Array.from({ length: MAX_BLOCK_EVENTS + 120 }, () => 1));
+      const last = records[records.length - 1] as StoredEvent;
+      // The last 10: one block of 10 after the singles before them.
+      const recent = await foldOps(store, { org: ORG, user: USER, throughSeq: last.seq, events: 10 });
+      await store.batch(recent.ops);
+      expect((await layout(store, USER)).slice(-2)).toEqual(['r', 10]);
+      // Through an earlier sequence: the events after it are not read.
+      const middle = records[99] as StoredEvent;
+      const earlier = await foldOps(store, { org: ORG, user: USER, throughSeq: middle.seq, events: 50 });
+      await store.batch(earlier.ops);
+      expect(earlier.folded).toBe(50);
+      const all = await foldOps(store, { org: ORG, user: USER, throughSeq: last.seq, events: records.length });
+      await store.batch(all.ops);
+      expect(all.folded).toBe(50 + MAX_BLOCK_EVENTS + 10);
+      expect(await layout(store, USER)).toEqual([50, 50, MAX_BLOCK_EVENTS, 10, 10]);
+      await expectReads(store, records);
+    });
+  });
+}
+
+describe('the block format', () => {
+  it('tells a block from a record by its first byte, whatever the record holds', () => {
+    const records = [event(USER, 1, 1), event(USER, 2, 2)];
+    for (const record of records) expect(isEncodedBlock(encodeValue(record))).toBe(false);
+    expect(isEncodedBlock(encodeValue(eventBlock(records)))).toBe(true);
+    expect(isEncodedBlock(encodeValue(eventBlock(Array.from({ length: 20 }, (_, i) => event(USER, i, i + 1)))))).toBe(true);
+  });
+
+  it('refuses an empty block, one too long, and sequences that do not match the records', () => {
+    const one = encodeValue(event(USER, 1, 1));
+    expect(() => blockOfEncoded([], [])).toThrow(RangeError);
+    expect(() => blockOfEncoded([1, 2], [one])).toThrow(RangeError);
+    expect(() => blockOfEncoded(Array.from({ length: MAX_BLOCK_EVENTS + 1 }, (_, i) => i), Array.from({ length: MAX_BLOCK_EVENTS + 1 }, () => one))).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,133 @@
+// Event blocks (server/store/README.md "Event blocks"): a run of one user's consecutive records stored as ONE value
+// under the arrival index `e!{org}!{user}!{seq}`, keyed by the LAST record's sequence. A history then reads as a few
+// values instead of one per event: each value read through classic-level costs a native read and a buffer on the main
+// thread, which bounded the backfill (bench/README.md (5)). Blocks are written by the tick for an append of several
+// events (ops.ts) and by the folder for runs of single records (fold.ts); a value is either one record or one block.
+//
+// Why keyed by the last sequence: every read still finds its events with the ranges it used before. A range after a
+// sequence (`gt e!..!{seq}`, replays after a snapshot) meets every block holding a later event, the first one maybe
+// holding earlier ones too (they are skipped); a point read of a sequence is the first key at or after it (a get of
+// the exact key first: a single record, or a block's last event).
+//
+// The stored value is `[seqs, ends, records]`: the records' sequences, the offset just after each record in
+// `records`, and the records' own stored bytes (store/values.ts) laid end to end, so a range of them is handed to an
+// owner as `PackedEvents` without decoding on the reading thread. A record is a msgpack map, a block an array: the
+// first byte of a stored value tells them apart.
+
+import type { Store } from '../../store/contract.js';
+import { concatValues, decodeValue, decodeValueAt, encodeValue } from '../../store/values.js';
+import { prefixUpperBound, userEventKey, userEventPrefix } from './keys.js';
+import type { StoredEvent } from './record.js';
+
+/** The most records one block holds (an append or a run of more writes several). */
+export const MAX_BLOCK_EVENTS = 256;
+
+/** A block as stored: sequences ascending, `ends[i]` the offset after record i in `records`. */
+export type EventBlock = readonly [seqs: readonly number[], ends: readonly number[], records: Uint8Array];
+
+/** A stored `e!` value decoded: one record or one block. */
+export type StoredEventValue = StoredEvent | EventBlock;
+
+export function isEventBlock(value: StoredEventValue): value is EventBlock {
+  return Array.isArray(value);
+}
+
+/** Whether stored bytes of an `e!` value hold a block (a msgpack array; a record is a map). */
+export function isEncodedBlock(bytes: Uint8Array): boolean {
+  const first = bytes[0] as number;
+  return (first >= 0x90 && first <= 0x9f) || first === 0xdc || first === 0xdd;
+}
+
+/** The block of consecutive records of one user (ascending sequences; at most MAX_BLOCK_EVENTS). */
+export function eventBlock(records: readonly StoredEvent[]): EventBlock {
+  return blockOfEncoded(
+    records.map((record) => record.seq),
+    records.map((record) => encodeValue(record)),
+  );
+}
+
+/** The block of records already in their stored bytes, with their sequences. */
+export function blockOfEncoded(seqs: readonly number[], encoded: readonly Uint8Array[]): EventBlock {
+  if (seqs.length !== encoded.length || seqs.length === 0 || seqs.length > MAX_BLOCK_EVENTS) {
+    throw new RangeError(`a block holds 1 to ${MAX_BLOCK_EVENTS} records, one sequence each`);
+  }
+  const ends: number[] = [];
+  let end = 0;
+  for (const bytes of encoded) ends.push((end += bytes.byteLength));
+  return [seqs.slice(), ends, concatValues(encoded)];
+}
+
+/** The records of a stored value with a sequence after `afterSeq`, decoded, in order. */
+export function recordsOf(value: StoredEventValue, afterSeq: number): StoredEvent[] {
+  if (!isEventBlock(value)) return value.seq > afterSeq ? [value] : [];
+  const [seqs, ends, records] = value;
+  const out: StoredEvent[] = [];
+  for (let i = 0; i < seqs.length; i++) {
+    if ((seqs[i] as number) > afterSeq) out.push(decodeValueAt<StoredEvent>(records, i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number));
+  }
+  return out;
+}
+
+/** Records of a block still in their stored bytes, laid end to end (a view of the stored value). */
+export interface EncodedRun {
+  readonly bytes: Uint8Array;
+  readonly count: number;
+  /** The last record's sequence (undefined when count is 0). */
+  readonly lastSeq: number | undefined;
+}
+
+/**
+ * The records of a stored block (its bytes, `isEncodedBlock`) with a sequence after `afterSeq`, at most `limit`,
+ * without decoding a record: the block's sequences say which. A range read after a sequence meets at most one block
+ * holding records at or before it, its first value.
+ */
+export function blockRun(bytes: Uint8Array, afterSeq: number, limit: number): EncodedRun {
+  const [seqs, ends, records] = decodeValue<EventBlock>(bytes);
+  let first = 0;
+  while (first < seqs.length && (seqs[first] as number) <= afterSeq) first++;
+  const last = Math.min(seqs.length, first + Math.max(0, limit));
+  if (last <= first) return { bytes: records.subarray(0, 0), count: 0, lastSeq: undefined };
+  return {
+    bytes: records.subarray(first === 0 ? 0 : (ends[first - 1] as number), ends[last - 1] as number),
+    count: last - first,
+    lastSeq: seqs[last - 1] as number,
+  };
+}
+
+/**
+ * A user's stored records at the given sequences (the answer in the same order; undefined where none is stored):
+ * one `getMany` of the exact keys (a single record, or the last record of a block), then, for the sequences inside
+ * a block, one seek each to the first key at or after them, a found block serving every later sequence it holds.
+ */
+export async function readEventsBySeq(store: Store, org: string, user: string, seqs: readonly number[]): Promise<Array<StoredEvent | undefined>> {
+  const values = await store.getMany<StoredEventValue>(seqs.map((seq) => userEventKey(org, user, seq)));
+  const out: Array<StoredEvent | undefined> = new Array(seqs.length);
+  const inside: number[] = [];
+  values.forEach((value, i) => {
+    if (value === undefined) inside.push(i);
+    else out[i] = recordAt(value, seqs[i] as number);
+  });
+  if (inside.length === 0) return out;
+  inside.sort((a, b) => (seqs[a] as number) - (seqs[b] as number));
+  const upper = prefixUpperBound(userEventPrefix(org, user));
+  let block: EventBlock | undefined;
+  for (const i of inside) {
+    const seq = seqs[i] as number;
+    if (block === undefined || seq > (block[0].at(-1) as number)) {
+      block = undefined;
+      for await (const [, value] of store.iterate<StoredEventValue>({ gte: userEventKey(org, user, seq), lt: upper, limit: 1 })) {
+        if (isEventBlock(value)) block = value;
+      }
+    }
+    if (block !== undefined) out[i] = recordAt(block, seq);
+  }
+  return out;
+}
+
+/** The record of sequence `seq` in a stored value, if it holds it. */
+function recordAt(value: StoredEventValue, seq: number): StoredEvent | undefined {
+  if (!isEventBlock(value)) return value.seq === seq ? value : undefined;
+  const [seqs, ends, records] = value;
+  const i = seqs.indexOf(seq);
+  return i < 0 ? undefined : decodeValueAt<StoredEvent>(records, i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number);
+}

@@ -1,0 +1,58 @@
+// Folding a user's single records into blocks (blocks.ts), after the fact: the track route appends one event per
+// call, so a history arrives as one `e!` value per event; the ingest pipeline asks for a fold of a user's latest
+// events every `foldEvery` of them (server/ingest/fold.ts), and this builds its writes. Events never change and no
+// other writer rewrites an existing `e!` key (the tick only adds keys after the last), so a fold is a pure
+// re-layout: the same records, in the same order, under fewer keys, in one atomic batch; a reader sees either.
+
+import type { BatchOp, Store } from '../../store/contract.js';
+import { decodeValue } from '../../store/values.js';
+import { blockOfEncoded, isEncodedBlock, MAX_BLOCK_EVENTS, type EventBlock } from './blocks.js';
+import { seqOfKey, userEventKey, userEventPrefix } from './keys.js';
+
+/** A fold of a user's last `events` stored events, through sequence `throughSeq`. */
+export interface FoldRequest {
+  readonly org: string;
+  readonly user: string;
+  readonly throughSeq: number;
+  readonly events: number;
+}
+
+/**
+ * The writes that fold the single records among a user's last `events` events through `throughSeq` into blocks:
+ * each run of at least two consecutive single records (not split by a block) becomes blocks of up to
+ * MAX_BLOCK_EVENTS, each put under its last record's key, the run's other keys deleted. Read backwards from
+ * `throughSeq`, stopping once `events` events are seen. Two folds of one user must not run at once (the folder
+ * serializes them): both could rewrite the same run.
+ */
+export async function foldOps(store: Store, request: FoldRequest): Promise<{ ops: BatchOp[]; folded: number }> {
+  const { org, user, throughSeq, events } = request;
+  // Stored bytes with their keys: a record's bytes go into its block as they are (no decoding, no encoding again).
+  const range = { gte: userEventPrefix(org, user), lte: userEventKey(org, user, throughSeq), reverse: true, limit: Math.max(0, events) };
+  const found: (readonly [string, Uint8Array])[] = [];
+  let seen = 0;
+  for (const entry of await store.encodedEntries(range)) {
+    found.push(entry);
+    seen += isEncodedBlock(entry[1]) ? decodeValue<EventBlock>(entry[1])[0].length : 1;
+    if (seen >= events) break;
+  }
+  found.reverse();
+  const ops: BatchOp[] = [];
+  let folded = 0;
+  let run: (readonly [string, Uint8Array])[] = [];
+  const flush = (): void => {
+    for (let start = 0; run.length - start >= 2; start += MAX_BLOCK_EVENTS) {
+      const part = run.slice(start, start + MAX_BLOCK_EVENTS);
+      const lastKey = (part[part.length - 1] as (typeof part)[number])[0];
+      for (const [key] of part) if (key !== lastKey) ops.push({ type: 'del', key });
+      ops.push({ type: 'put', key: lastKey, value: blockOfEncoded(part.map(([key]) => seqOfKey(key)), part.map(([, bytes]) => bytes)) });
+      folded += part.length;
+    }
+    run = [];
+  };
+  for (const entry of found) {
+    if (isEncodedBlock(entry[1])) flush();
+    else run.push(entry);
+  }
+  flush();
+  return { ops, folded };
+}
