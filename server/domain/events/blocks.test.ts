@@ -11,7 +11,7 @@ import { openLevelStore } from '../../store/level.js';
 import { decodeValue, decodeValues, encodeValue } from '../../store/values.js';
 import { tempDir } from '../../../test/support/processes.js';
 import { readHistoryChunk, findStoredIds } from '../../ingest/state/load.js';
-import { isEncodedBlock, MAX_BLOCK_EVENTS, blockOfEncoded, eventBlock, type EventBlock } from './blocks.js';
+import { isEncodedBlock, MAX_BLOCK_BYTES, MAX_BLOCK_EVENTS, blockOfEncoded, blockParts, type EventBlock } from './blocks.js';
 import { foldOps } from './fold.js';
 import { userEventPrefix, prefixUpperBound } from './keys.js';
 import { pushEventOps, pushEventRunOps } from './ops.js';
@@ -167,17 +167,57 @@ for (const kind of ['memory', 'LevelDB'] as const) {
 }
 
 describe('the block format', () => {
+  const blockOf = (records: readonly StoredEvent[]): EventBlock => blockOfEncoded(records.map((record) => record.seq), records.map((record) => encodeValue(record)));
+
   it('tells a block from a record by its first byte, whatever the record holds', () => {
     const records = [event(USER, 1, 1), event(USER, 2, 2)];
     for (const record of records) expect(isEncodedBlock(encodeValue(record))).toBe(false);
-    expect(isEncodedBlock(encodeValue(eventBlock(records)))).toBe(true);
-    expect(isEncodedBlock(encodeValue(eventBlock(Array.from({ length: 20 }, (_, i) => event(USER, i, i + 1)))))).toBe(true);
+    expect(isEncodedBlock(encodeValue(blockOf(records)))).toBe(true);
+    expect(isEncodedBlock(encodeValue(blockOf(Array.from({ length: 20 }, (_, i) => event(USER, i, i + 1)))))).toBe(true);
   });
 
-  it('refuses an empty block, one too long, and sequences that do not match the records', () => {
+  it('refuses a block of one record, one too long or too large, and sequences that do not match the records', () => {
     const one = encodeValue(event(USER, 1, 1));
-    expect(() => blockOfEncoded([], [])).toThrow(RangeError);
+    expect(() => blockOfEncoded([1], [one])).toThrow(RangeError);
     expect(() => blockOfEncoded([1, 2], [one])).toThrow(RangeError);
     expect(() => blockOfEncoded(Array.from({ length: MAX_BLOCK_EVENTS + 1 }, (_, i) => i), Array.from({ length: MAX_BLOCK_EVENTS + 1 }, () => one))).toThrow(RangeError);
+    const half = new Uint8Array(MAX_BLOCK_BYTES / 2 + 1);
+    expect(() => blockOfEncoded([1, 2], [half, half])).toThrow(RangeError);
+  });
+
+  it('splits a run into parts of at most MAX_BLOCK_EVENTS records and MAX_BLOCK_BYTES, a larger record alone', () => {
+    expect(blockParts([])).toEqual([]);
+    expect(blockParts([10])).toEqual([[0, 1]]);
+    expect(blockParts(Array.from({ length: MAX_BLOCK_EVENTS * 2 + 1 }, () => 10))).toEqual([[0, MAX_BLOCK_EVENTS], [MAX_BLOCK_EVENTS, MAX_BLOCK_EVENTS * 2], [MAX_BLOCK_EVENTS * 2, MAX_BLOCK_EVENTS * 2 + 1]]);
+    const third = Math.floor(MAX_BLOCK_BYTES / 3);
+    expect(blockParts([third, third, third, third, 10])).toEqual([[0, 3], [3, 5]]);
+    expect(blockParts([10, MAX_BLOCK_BYTES + 1, 10, 10])).toEqual([[0, 1], [1, 2], [2, 4]]);
+  });
+});
+
+describe('large records', () => {
+  it('are stored in blocks within MAX_BLOCK_BYTES, one larger alone, by an append and by a fold, and read the same', async () => {
+    const store = new MemoryStore();
+    const big = (n: number, seq: number, bytes: number): StoredEvent => ({ ...event(USER, n, seq), properties: { n, text: 'x'.repeat(bytes) } });
+    // A quarter of the bound less what the record's other fields take: four fit in a block, five do not.
+    const quarter = Math.floor(MAX_BLOCK_BYTES / 4) - 300;
+    // One append: four quarters (a block), a fifth and a small one (a block), one too large alone, one small alone.
+    const appended = [1, 2, 3, 4, 5].map((n) => big(n, n, quarter)).concat([big(6, 6, 10), big(7, 7, MAX_BLOCK_BYTES), big(8, 8, 10)]);
+    const ops: Parameters<typeof pushEventOps>[0] = [];
+    pushEventRunOps(ops, ORG, appended);
+    await store.batch(ops);
+    expect(await layout(store, USER)).toEqual([4, 2, 'r', 'r']);
+    // Singles folded: the same split (the fifth quarter alone: the large record after it does not fit with it).
+    const singles = [9, 10, 11, 12, 13].map((n) => big(n, n, quarter)).concat([big(14, 14, MAX_BLOCK_BYTES), big(15, 15, 10), big(16, 16, 10)]);
+    for (const record of singles) {
+      const single: Parameters<typeof pushEventOps>[0] = [];
+      pushEventOps(single, ORG, record);
+      await store.batch(single);
+    }
+    const fold = await foldOps(store, { org: ORG, user: USER, throughSeq: 16, events: singles.length });
+    await store.batch(fold.ops);
+    expect(fold.folded).toBe(6);
+    expect(await layout(store, USER)).toEqual([4, 2, 'r', 'r', 4, 'r', 'r', 2]);
+    await expectReads(store, [...appended, ...singles]);
   });
 });

@@ -15,12 +15,18 @@
 // first byte of a stored value tells them apart.
 
 import type { Store } from '../../store/contract.js';
-import { concatValues, decodeValue, decodeValueAt, encodeValue } from '../../store/values.js';
+import { concatValues, decodeValue, decodeValueAt } from '../../store/values.js';
 import { prefixUpperBound, userEventKey, userEventPrefix } from './keys.js';
 import type { StoredEvent } from './record.js';
 
 /** The most records one block holds (an append or a run of more writes several). */
 export const MAX_BLOCK_EVENTS = 256;
+/**
+ * The most bytes of records one block holds: a run is split before a record that would pass it, and a record
+ * larger than this alone stays a single value (an event's properties may be large: a block is read whole to answer
+ * any one of its events, and LevelDB keeps values whole in memory).
+ */
+export const MAX_BLOCK_BYTES = 256 * 1024;
 
 /** A block as stored: sequences ascending, `ends[i]` the offset after record i in `records`. */
 export type EventBlock = readonly [seqs: readonly number[], ends: readonly number[], records: Uint8Array];
@@ -38,22 +44,35 @@ export function isEncodedBlock(bytes: Uint8Array): boolean {
   return (first >= 0x90 && first <= 0x9f) || first === 0xdc || first === 0xdd;
 }
 
-/** The block of consecutive records of one user (ascending sequences; at most MAX_BLOCK_EVENTS). */
-export function eventBlock(records: readonly StoredEvent[]): EventBlock {
-  return blockOfEncoded(
-    records.map((record) => record.seq),
-    records.map((record) => encodeValue(record)),
-  );
+/**
+ * How a run of consecutive records is stored, given each record's stored bytes: as parts [start, end) of at most
+ * MAX_BLOCK_EVENTS records and MAX_BLOCK_BYTES (a part of one record is stored as the record itself).
+ */
+export function blockParts(sizes: readonly number[]): Array<readonly [start: number, end: number]> {
+  const parts: Array<readonly [number, number]> = [];
+  let start = 0;
+  let bytes = 0;
+  for (let i = 0; i < sizes.length; i++) {
+    const size = sizes[i] as number;
+    if (i > start && (i - start >= MAX_BLOCK_EVENTS || bytes + size > MAX_BLOCK_BYTES)) {
+      parts.push([start, i]);
+      start = i;
+      bytes = 0;
+    }
+    bytes += size;
+  }
+  if (sizes.length > start) parts.push([start, sizes.length]);
+  return parts;
 }
 
-/** The block of records already in their stored bytes, with their sequences. */
+/** The block of records already in their stored bytes, with their sequences (one part of `blockParts`). */
 export function blockOfEncoded(seqs: readonly number[], encoded: readonly Uint8Array[]): EventBlock {
-  if (seqs.length !== encoded.length || seqs.length === 0 || seqs.length > MAX_BLOCK_EVENTS) {
-    throw new RangeError(`a block holds 1 to ${MAX_BLOCK_EVENTS} records, one sequence each`);
-  }
   const ends: number[] = [];
   let end = 0;
   for (const bytes of encoded) ends.push((end += bytes.byteLength));
+  if (seqs.length !== encoded.length || seqs.length < 2 || seqs.length > MAX_BLOCK_EVENTS || end > MAX_BLOCK_BYTES) {
+    throw new RangeError(`a block holds 2 to ${MAX_BLOCK_EVENTS} records of at most ${MAX_BLOCK_BYTES} bytes, one sequence each`);
+  }
   return [seqs.slice(), ends, concatValues(encoded)];
 }
 

@@ -6,7 +6,7 @@
 
 import type { BatchOp, Store } from '../../store/contract.js';
 import { decodeValue } from '../../store/values.js';
-import { blockOfEncoded, isEncodedBlock, MAX_BLOCK_EVENTS, type EventBlock } from './blocks.js';
+import { blockOfEncoded, blockParts, isEncodedBlock, type EventBlock } from './blocks.js';
 import { seqOfKey, userEventKey, userEventPrefix } from './keys.js';
 
 /** A fold of a user's last `events` stored events, through sequence `throughSeq`. */
@@ -19,8 +19,8 @@ export interface FoldRequest {
 
 /**
  * The writes that fold the single records among a user's last `events` events through `throughSeq` into blocks:
- * each run of at least two consecutive single records (not split by a block) becomes blocks of up to
- * MAX_BLOCK_EVENTS, each put under its last record's key, the run's other keys deleted. Read backwards from
+ * each run of at least two consecutive single records (not split by a block) becomes blocks (`blockParts`), each put
+ * under its last record's key, the block's other keys deleted. Read backwards from
  * `throughSeq`, stopping once `events` events are seen. Two folds of one user must not run at once (the folder
  * serializes them): both could rewrite the same run.
  */
@@ -40,8 +40,9 @@ export async function foldOps(store: Store, request: FoldRequest): Promise<{ ops
   let folded = 0;
   let run: (readonly [string, Uint8Array])[] = [];
   const flush = (): void => {
-    for (let start = 0; run.length - start >= 2; start += MAX_BLOCK_EVENTS) {
-      const part = run.slice(start, start + MAX_BLOCK_EVENTS);
+    for (const [start, end] of blockParts(run.map(([, bytes]) => bytes.byteLength))) {
+      if (end - start < 2) continue;
+      const part = run.slice(start, end);
       const lastKey = (part[part.length - 1] as (typeof part)[number])[0];
       for (const [key] of part) if (key !== lastKey) ops.push({ type: 'del', key });
       ops.push({ type: 'put', key: lastKey, value: blockOfEncoded(part.map(([key]) => seqOfKey(key)), part.map(([, bytes]) => bytes)) });

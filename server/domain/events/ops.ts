@@ -9,7 +9,8 @@ import {
   timeIndexKey,
   userEventKey,
 } from './keys.js';
-import { eventBlock, MAX_BLOCK_EVENTS } from './blocks.js';
+import { encodeValue } from '../../store/values.js';
+import { blockOfEncoded, blockParts } from './blocks.js';
 import type { StoredEvent } from './record.js';
 
 export interface EventEntry {
@@ -50,18 +51,19 @@ export function pushEventOps(ops: BatchOp[], org: string, stored: StoredEvent): 
 
 /**
  * The writes of one append's events of one user, consecutive sequences (ascending): as `pushEventOps` for one event;
- * for several, the records go as blocks of up to MAX_BLOCK_EVENTS (blocks.ts: one `e!` value each, keyed by its last
- * sequence) and the two indexes per event as before.
+ * for several, the records go as blocks (blocks.ts `blockParts`: one `e!` value each, keyed by its last sequence)
+ * and the two indexes per event as before.
  */
 export function pushEventRunOps(ops: BatchOp[], org: string, run: readonly StoredEvent[]): void {
   if (run.length === 1) {
     pushEventOps(ops, org, run[0] as StoredEvent);
     return;
   }
-  for (let start = 0; start < run.length; start += MAX_BLOCK_EVENTS) {
-    const part = run.slice(start, start + MAX_BLOCK_EVENTS);
-    const last = part[part.length - 1] as StoredEvent;
-    ops.push({ type: 'put', key: userEventKey(org, last.user_id, last.seq), value: part.length === 1 ? last : eventBlock(part) });
+  const encoded = run.map((record) => encodeValue(record));
+  for (const [start, end] of blockParts(encoded.map((bytes) => bytes.byteLength))) {
+    const last = run[end - 1] as StoredEvent;
+    const value = end - start === 1 ? last : blockOfEncoded(run.slice(start, end).map((record) => record.seq), encoded.slice(start, end));
+    ops.push({ type: 'put', key: userEventKey(org, last.user_id, last.seq), value });
   }
   for (const { seq, user_id: user, timeMs, id } of run) {
     ops.push({ type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq }, { type: 'put', key: clientIdKey(org, user, id), value: seq });
