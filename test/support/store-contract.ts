@@ -247,6 +247,27 @@ export function describeStoreContract(name: string, open: () => Promise<OpenedSt
         expect(await store.skipKeys({ gte: 'p!', lt: prefixEnd('p!') }, nextUser, 0)).toEqual([]);
         expect(await store.skipKeys({ gte: 'x!', lt: prefixEnd('x!') }, nextUser, 5)).toEqual([]);
       });
+
+      it('skipKeys finds every group whatever their sizes: runs of small groups, then large ones, then small again', async () => {
+        // 300 groups: 1 to 3 keys each, then 40 groups of 300 keys, then 200 groups of 2 (what a history in blocks and
+        // one stored per event look like to a sweep listing users).
+        const sizes = [...Array.from({ length: 300 }, (_, g) => 1 + (g % 3)), ...Array.from({ length: 40 }, () => 300), ...Array.from({ length: 200 }, () => 2)];
+        const name = (g: number): string => `g!${String(g).padStart(4, '0')}!`;
+        const ops = sizes.flatMap((keys, g) => Array.from({ length: keys }, (_, k) => ({ type: 'put' as const, key: `${name(g)}${String(k).padStart(4, '0')}`, value: 0 })));
+        for (let i = 0; i < ops.length; i += 1000) await store.batch(ops.slice(i, i + 1000));
+        const nextGroup = (k: string): string => prefixEnd(k.slice(0, k.lastIndexOf('!') + 1));
+        const all = await store.skipKeys({ gte: 'g!', lt: prefixEnd('g!') }, nextGroup, 10_000);
+        expect(all).toEqual(sizes.map((_, g) => `${name(g)}0000`));
+        // In pieces, as a sweep lists its batches: each one after the last group of the one before.
+        const pieces: string[] = [];
+        for (let from = 'g!'; ; ) {
+          const piece = await store.skipKeys({ gte: from, lt: prefixEnd('g!') }, nextGroup, 37);
+          pieces.push(...piece);
+          if (piece.length < 37) break;
+          from = nextGroup(piece[piece.length - 1] as string);
+        }
+        expect(pieces).toEqual(all);
+      });
     });
 
     describe('prefix scans with the layout helpers', () => {
