@@ -20,9 +20,9 @@ export interface FoldRequest {
 /**
  * The writes that fold the single records among a user's last `events` events through `throughSeq` into blocks:
  * each run of at least two consecutive single records (not split by a block) becomes blocks (`blockParts`), each put
- * under its last record's key, the block's other keys deleted. Read backwards from
- * `throughSeq`, stopping once `events` events are seen. Two folds of one user must not run at once (the folder
- * serializes them): both could rewrite the same run.
+ * under its last record's key, the block's other keys deleted. Read backwards from `throughSeq`, stopping once
+ * `events` events are seen. Two folds of one user must not run at once (the folder serializes them): both could
+ * rewrite the same run.
  */
 export async function foldOps(store: Store, request: FoldRequest): Promise<{ ops: BatchOp[]; folded: number }> {
   const { org, user, throughSeq, events } = request;
