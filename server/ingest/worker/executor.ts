@@ -9,6 +9,7 @@ import { Piscina } from 'piscina';
 import { PlanCache, runWork, type Residents, type WorkReply, type WorkTask } from './work.js';
 import { DECODED_STATES, ResidentStates } from './resident-states.js';
 import { packMessage, unpackMessage } from './messages.js';
+import { detachHistories, type SentTask } from './histories.js';
 
 export interface Executor {
   /** How many owners there are (at least one: the main thread with threads = 0). */
@@ -76,9 +77,12 @@ class PoolExecutor implements Executor {
 
   async run(task: WorkTask, owner?: number): Promise<WorkReply> {
     const index = owner ?? this.turn++ % this.pools.length;
-    // One transferred buffer each way (messages.ts): cheaper for the main thread than cloning the objects.
-    const message = packMessage(task);
-    const reply = (await (this.pools[index] as Piscina).run(message, { transferList: [message.buffer as ArrayBuffer] })) as Uint8Array;
+    // One transferred buffer each way (messages.ts): cheaper for the main thread than cloning the objects; the
+    // task's histories in a second one beside it (histories.ts).
+    const { task: sent, histories } = detachHistories(task);
+    const message = packMessage(sent);
+    const transferList = [message.buffer as ArrayBuffer, ...(histories.byteLength > 0 ? [histories.buffer as ArrayBuffer] : [])];
+    const reply = (await (this.pools[index] as Piscina).run({ message, histories } satisfies SentTask, { transferList })) as Uint8Array;
     return unpackMessage<WorkReply>(reply);
   }
 

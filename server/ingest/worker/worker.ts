@@ -5,6 +5,7 @@
 import { Piscina } from 'piscina';
 import { OWNER_THREAD_NAME, nameThisThread } from './thread-name.js';
 import type { PlanCache, Residents, WorkTask } from './work.js';
+import type { SentTask } from './histories.js';
 
 nameThisThread(OWNER_THREAD_NAME);
 
@@ -12,16 +13,18 @@ nameThisThread(OWNER_THREAD_NAME);
 // that fails to load would then surface as an opaque loader assertion instead of the task's own error.
 let work: Promise<typeof import('./work.js')> | undefined;
 let messages: Promise<typeof import('./messages.js')> | undefined;
+let histories: Promise<typeof import('./histories.js')> | undefined;
 let plans: PlanCache | undefined;
 let residents: Residents | undefined;
 
-export default async function runTask(message: Uint8Array): Promise<unknown> {
+export default async function runTask(sent: SentTask): Promise<unknown> {
   work ??= import('./work.js');
   const { PlanCache, runWork } = await work;
   const { packMessage, unpackMessage } = await (messages ??= import('./messages.js'));
   plans ??= new PlanCache();
   residents ??= new (await import('./resident-states.js')).ResidentStates((Piscina.workerData as { decodedStates?: number } | undefined)?.decodedStates);
-  const reply = runWork(unpackMessage<WorkTask>(message), plans, residents);
+  const { attachHistories } = await (histories ??= import('./histories.js'));
+  const reply = runWork(attachHistories(unpackMessage<WorkTask>(sent.message), sent.histories), plans, residents);
   const packed = packMessage(reply);
   return Piscina.move(packed);
 }
