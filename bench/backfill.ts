@@ -12,14 +12,13 @@ import { pathToFileURL } from 'node:url';
 import { compilePlan, newUserState, segment, validateQuery } from '../engine/index.js';
 import { listUsers } from '../server/backfill/users.js';
 import { unpackEngineEvents } from '../server/domain/events/index.js';
-import { isEncodedBlock, type EventBlock } from '../server/domain/events/blocks.js';
+import { recordCount } from '../server/domain/events/blocks.js';
 import { prefixUpperBound, userEventPrefix } from '../server/domain/events/keys.js';
 import type { NewEvent } from '../server/ingest/index.js';
 import { readHistoryChunk } from '../server/ingest/state/load.js';
 import { closeServices, openServices } from '../server/services.js';
 import type { Store } from '../server/store/contract.js';
 import { openLevelStore } from '../server/store/level.js';
-import { decodeValue } from '../server/store/values.js';
 import { createRng } from '../test/differential/random.js';
 import { threadCpuTicks, waitForIdle } from './processes.js';
 
@@ -242,7 +241,7 @@ async function measureParts(store: Store, org: string, query: unknown): Promise<
       const range = { gte: userEventPrefix(org, users[i] as string), lt: prefixUpperBound(userEventPrefix(org, last)) };
       for (const bytes of await store.encodedValues(range)) {
         values++;
-        events += isEncodedBlock(bytes) ? decodeValue<EventBlock>(bytes)[0].length : 1;
+        events += recordCount(bytes);
       }
     }
     return { events, values };

@@ -6,6 +6,7 @@
 
 import type { Store } from '../store/contract.js';
 import { foldOps, type FoldRequest } from '../domain/events/fold.js';
+import { userKey } from './state/cache.js';
 
 /** Requests waiting beyond this are dropped (their records stay single). */
 const MAX_QUEUED = 100_000;
@@ -48,14 +49,10 @@ export class EventFolder {
     while (this.running !== undefined) await this.running;
   }
 
-  /** Stops taking requests; `closed` resolves once the running batch is written. */
+  /** Stops taking requests and drops the queued ones; `idle` then resolves once the running batch is written. */
   stop(): void {
     this.stopped = true;
     this.queue = [];
-  }
-
-  async closed(): Promise<void> {
-    await this.idle();
   }
 
   private kick(): void {
@@ -75,7 +72,7 @@ export class EventFolder {
       let next = 0;
       for (; next < this.queue.length && take.length < this.batchUsers; next++) {
         const request = this.queue[next] as FoldRequest;
-        const key = `${request.org}\u0000${request.user}`;
+        const key = userKey(request.org, request.user);
         if (users.has(key)) later.push(request);
         else {
           users.add(key);

@@ -363,7 +363,7 @@ export class Pipeline implements IngestPipeline {
       for (const entry of dirty) markClean(entry);
     } finally {
       this.folder.stop();
-      await this.folder.closed();
+      await this.folder.idle();
       await this.executor.close();
     }
   }

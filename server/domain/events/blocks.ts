@@ -44,6 +44,17 @@ export function isEncodedBlock(bytes: Uint8Array): boolean {
   return (first >= 0x90 && first <= 0x9f) || first === 0xdc || first === 0xdd;
 }
 
+/** How many records the stored bytes of an `e!` value hold (a block's sequences say; a record is one). */
+export function recordCount(bytes: Uint8Array): number {
+  return isEncodedBlock(bytes) ? decodeValue<EventBlock>(bytes)[0].length : 1;
+}
+
+/** Where record `i` of a block starts in its records' bytes (where the one before it ends). */
+const startOf = (ends: readonly number[], i: number): number => (i === 0 ? 0 : (ends[i - 1] as number));
+
+/** Record `i` of a block, decoded. */
+const recordOf = ([, ends, records]: EventBlock, i: number): StoredEvent => decodeValueAt<StoredEvent>(records, startOf(ends, i), ends[i] as number);
+
 /**
  * How a run of consecutive records is stored, given each record's stored bytes: as parts [start, end) of at most
  * MAX_BLOCK_EVENTS records and MAX_BLOCK_BYTES (a part of one record is stored as the record itself).
@@ -79,11 +90,10 @@ export function blockOfEncoded(seqs: readonly number[], encoded: readonly Uint8A
 /** The records of a stored value with a sequence after `afterSeq`, decoded, in order. */
 export function recordsOf(value: StoredEventValue, afterSeq: number): StoredEvent[] {
   if (!isEventBlock(value)) return value.seq > afterSeq ? [value] : [];
-  const [seqs, ends, records] = value;
   const out: StoredEvent[] = [];
-  for (let i = 0; i < seqs.length; i++) {
-    if ((seqs[i] as number) > afterSeq) out.push(decodeValueAt<StoredEvent>(records, i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number));
-  }
+  value[0].forEach((seq, i) => {
+    if (seq > afterSeq) out.push(recordOf(value, i));
+  });
   return out;
 }
 
@@ -107,7 +117,7 @@ export function blockRun(bytes: Uint8Array, afterSeq: number, limit: number): En
   const last = Math.min(seqs.length, first + Math.max(0, limit));
   if (last <= first) return { bytes: records.subarray(0, 0), count: 0, lastSeq: undefined };
   return {
-    bytes: records.subarray(first === 0 ? 0 : (ends[first - 1] as number), ends[last - 1] as number),
+    bytes: records.subarray(startOf(ends, first), ends[last - 1] as number),
     count: last - first,
     lastSeq: seqs[last - 1] as number,
   };
@@ -146,7 +156,6 @@ export async function readEventsBySeq(store: Store, org: string, user: string, s
 /** The record of sequence `seq` in a stored value, if it holds it. */
 function recordAt(value: StoredEventValue, seq: number): StoredEvent | undefined {
   if (!isEventBlock(value)) return value.seq === seq ? value : undefined;
-  const [seqs, ends, records] = value;
-  const i = seqs.indexOf(seq);
-  return i < 0 ? undefined : decodeValueAt<StoredEvent>(records, i === 0 ? 0 : (ends[i - 1] as number), ends[i] as number);
+  const i = value[0].indexOf(seq);
+  return i < 0 ? undefined : recordOf(value, i);
 }

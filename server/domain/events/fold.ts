@@ -5,8 +5,7 @@
 // re-layout: the same records, in the same order, under fewer keys, in one atomic batch; a reader sees either.
 
 import type { BatchOp, Store } from '../../store/contract.js';
-import { decodeValue } from '../../store/values.js';
-import { blockOfEncoded, blockParts, isEncodedBlock, type EventBlock } from './blocks.js';
+import { blockOfEncoded, blockParts, isEncodedBlock, recordCount } from './blocks.js';
 import { seqOfKey, userEventKey, userEventPrefix } from './keys.js';
 
 /** A fold of a user's last `events` stored events, through sequence `throughSeq`. */
@@ -32,7 +31,7 @@ export async function foldOps(store: Store, request: FoldRequest): Promise<{ ops
   let seen = 0;
   for (const entry of await store.encodedEntries(range)) {
     found.push(entry);
-    seen += isEncodedBlock(entry[1]) ? decodeValue<EventBlock>(entry[1])[0].length : 1;
+    seen += recordCount(entry[1]);
     if (seen >= events) break;
   }
   found.reverse();
