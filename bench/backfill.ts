@@ -2,7 +2,8 @@
 // least 1,000,000 stored events (seeded through the ingest pipeline with a fixed seed, LevelDB in a temp directory,
 // one event per append as the track route appends, folded into blocks behind the writes as a server folds them),
 // timed from the create to the end of the sweep. Seeded, fixed settings; JSON to stdout.
-// Run: npm run build && node dist/bench/backfill.js
+// Run: npm run build && node dist/bench/backfill.js [--users N] [--eventsPerUser N] [--eventsPerAppend N] [--foldEvery N]
+// [--threads N] [--seed N] (the defaults are `npm run bench`'s)
 
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -279,7 +280,22 @@ function round(value: number): number {
   return Math.round(value * 100) / 100;
 }
 
+/** The numeric settings given as `--name value` (the names of BackfillBenchOptions: `--users 10000`). */
+export function parseBackfillArgs(argv: readonly string[]): Partial<BackfillBenchOptions> {
+  const numeric = ['seed', 'users', 'eventsPerUser', 'eventsPerAppend', 'foldEvery', 'threads'] as const;
+  const out: { -readonly [K in (typeof numeric)[number]]?: number } = {};
+  for (let i = 0; i < argv.length; i += 2) {
+    const name = (argv[i] ?? '').replace(/^--/, '');
+    const value = Number(argv[i + 1]);
+    const known = numeric.find((key) => key === name);
+    if (known === undefined) throw new Error(`unknown argument "${argv[i]}"; usage: node dist/bench/backfill.js [${numeric.map((key) => `--${key} N`).join('] [')}]`);
+    if (!Number.isSafeInteger(value) || value < 0) throw new Error(`--${name}: expected a whole number, not "${argv[i + 1]}"`);
+    out[known] = value;
+  }
+  return out;
+}
+
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
-  const result = await runBackfillBench();
+  const result = await runBackfillBench(parseBackfillArgs(process.argv.slice(2)));
   process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
 }
