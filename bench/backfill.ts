@@ -75,6 +75,8 @@ export interface BackfillBenchResult {
   readonly audienceSize: number;
   /** CPU seconds of this process's main thread, and of all its threads, during the sweep (from /proc). */
   readonly sweepMainThreadCpuSeconds: number;
+  /** Of which the partition owners' threads (the replays); the rest is LevelDB's threads and V8's (the GC's helpers). */
+  readonly sweepOwnerThreadsCpuSeconds: number;
   readonly sweepAllThreadsCpuSeconds: number;
   /** The sweep's parts alone, one after another, on the same stored events (the sweep overlaps them): SweepParts. */
   readonly parts: SweepParts;
@@ -189,6 +191,7 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
       usersPerSecond: Math.round(settings.users / sweepSeconds),
       audienceSize: services.pipeline.audienceSize(org.organization_id, cohort.code),
       sweepMainThreadCpuSeconds: round(cpuAfter.main - cpuBefore.main),
+      sweepOwnerThreadsCpuSeconds: round(cpuAfter.owners - cpuBefore.owners),
       sweepAllThreadsCpuSeconds: round(cpuAfter.all - cpuBefore.all),
       parts,
       loadAverage: loadavg().map(round),
@@ -201,11 +204,15 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
 }
 
 /** This process's CPU seconds: its main thread and all its threads (clock ticks of 10 ms). */
-async function cpuSeconds(): Promise<{ main: number; all: number }> {
+async function cpuSeconds(): Promise<{ main: number; owners: number; all: number }> {
   const ticks = await threadCpuTicks(process.pid);
   let all = ticks.main;
-  for (const other of ticks.others.values()) all += other;
-  return { main: ticks.main / 100, all: all / 100 };
+  let owners = 0;
+  for (const [tid, other] of ticks.others) {
+    all += other;
+    if (ticks.owners.has(tid)) owners += other;
+  }
+  return { main: ticks.main / 100, owners: owners / 100, all: all / 100 };
 }
 
 async function timed<T>(work: () => Promise<T>): Promise<{ value: T; seconds: number; mainCpuSeconds: number }> {

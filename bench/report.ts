@@ -301,7 +301,7 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   const events = o.value['storedEvents'];
   if (typeof cpu === 'number' && typeof events === 'number' && cpu > 0) {
     out.push(
-      `The sweep is bound by CPU: it used ${cpu.toFixed(2)} CPU-seconds over all the process's threads (main thread ${Number(o.value['sweepMainThreadCpuSeconds']).toFixed(2)}; the others are the owner, LevelDB's reads and writes in the thread pool and V8's GC helpers) for ${int(events)} events: at that cost per event, ${cores} cores cannot sweep more than about ${int((events * cores) / cpu)} events/s however its steps overlap.`,
+      `The sweep is bound by CPU: it used ${cpu.toFixed(2)} CPU-seconds over all the process's threads (main thread ${Number(o.value['sweepMainThreadCpuSeconds']).toFixed(2)}; ${threadsOf(o.value)}) for ${int(events)} events: at that cost per event, ${cores} cores cannot sweep more than about ${int((events * cores) / cpu)} events/s however its steps overlap.`,
       '',
     );
   }
@@ -316,6 +316,15 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
     );
   }
   return out;
+}
+
+/** The sweep's other threads: the owners' share when the result has it (results since 2026-11-28 night). */
+function threadsOf(value: Record<string, unknown>): string {
+  const owners = value['sweepOwnerThreadsCpuSeconds'];
+  const all = value['sweepAllThreadsCpuSeconds'];
+  const main = value['sweepMainThreadCpuSeconds'];
+  if (typeof owners !== 'number' || typeof all !== 'number' || typeof main !== 'number') return "the others are the owner, LevelDB's reads and writes in the thread pool and V8's GC helpers";
+  return `the partition owners ${owners.toFixed(2)}, the rest, ${(all - main - owners).toFixed(2)}, LevelDB's reads and writes in the thread pool and V8's helpers (the GC's marking and scavenges)`;
 }
 
 /**
