@@ -8,8 +8,11 @@
 // counters (D19) a batch writes besides its events, 2.2 changed counters per event over 100 cohorts and 16
 // partitions (two, and a third every fifth event: this model's choice): `counter-keys`, the current layout plus a
 // key per changed counter (as until 2026-11-27); `counter-journal`, plus what server/ingest/tick/sizes.ts writes
-// now (one journal entry per batch, folded into the counters' keys every 1,024 entries). Each line also gives the
-// process's CPU seconds (LevelDB's threads included).
+// now (one journal entry per batch, folded into the counters' keys every 1,024 entries). And the global transitions
+// log (`t!`, server/ingest/tick/commit-log.ts) beside the current layout, 0.9 entries of five transitions per event:
+// `log-entries`, a key per entry as a map with named fields (as the pipeline wrote it until 2026-11-28); `log-compact`,
+// a key per entry in its stored form (server/domain/reactions/log.ts); `log-grouped`, a batch's entries (as maps) in
+// one value. Each line also gives the process's CPU seconds (LevelDB's threads included).
 // Run: npm run build && node dist/bench/store-keys.js [events] [batch] [layout...] (default every layout; each twice,
 // alternating)
 
@@ -26,6 +29,8 @@ import { clientIdKey, logKey, timeIndexKey, userEventKey } from '../server/domai
 import { TrackBodies, userIdOf } from './workload/bodies.js';
 import { sizeKey } from '../server/ingest/keys.js';
 import { AudienceSizes, PendingCounts, SizeDeltas } from '../server/ingest/tick/sizes.js';
+import { reactionsKeys, type TransitionLogEntry } from '../server/domain/reactions/contract.js';
+import { storedLogEntry } from '../server/domain/reactions/log.js';
 
 /** The counters the `i`th event changes (cohort codes of 100, its partition's): two, and a third every fifth event. */
 function countersOf(i: number): number[] {
@@ -34,8 +39,19 @@ function countersOf(i: number): number[] {
   return codes;
 }
 
-const LAYOUTS = ['previous', 'current', 'no-time-index', 'short-ids', 'counter-keys', 'counter-journal'] as const;
+const LAYOUTS = ['previous', 'current', 'no-time-index', 'short-ids', 'counter-keys', 'counter-journal', 'log-entries', 'log-compact', 'log-grouped'] as const;
 type Layout = (typeof LAYOUTS)[number];
+
+/**
+ * The transitions log entry of the `i`th event (server/ingest/tick/commit-log.ts), or none: in the pipeline bench's
+ * steady state (`bench/pipeline.ts`, 30,000 users) 0.9 entries per event of ~330 B, so nine events of ten here, each
+ * with five transitions.
+ */
+function logEntryOf(i: number, org: string, user: string, eventId: string, timeMs: number): TransitionLogEntry | undefined {
+  if (i % 10 === 9) return undefined;
+  const transitions = Array.from({ length: 5 }, (_, k) => ({ cohort: (i * 7 + k * 13) % 100, kind: (i + k) % 2 === 0 ? ('entered' as const) : ('exited' as const), time: timeMs }));
+  return { org, user, event_id: eventId, transitions, at: timeMs };
+}
 
 /** The previous layout: the log entry carried the whole record, written for every event, plus e!, et!, ei!. */
 function previousOps(partition: number, seq: number, org: string, record: Record<string, unknown> & { user_id: string; id: string; timeMs: number }): BatchOp[] {
@@ -78,10 +94,12 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   let puts = 0;
+  let cursor = 0;
   for (let written = 0; written < events; written += batch) {
     const ops: BatchOp[] = [];
     const touched = new Set<number>();
     const deltas = new Map<number, SizeDeltas>();
+    const entries: TransitionLogEntry[] = [];
     for (let i = written; i < Math.min(events, written + batch); i++) {
       const user = userIdOf(42, (i * 7919) % 100_000);
       const body = JSON.parse(bodies.forUser(i % 100_000)) as { name: string; properties: Record<string, unknown> };
@@ -96,6 +114,10 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
       else {
         const current = eventOps({ org: shortIds ? '1' : org, event: { ...record, seq } });
         ops.push(...(layout === 'no-time-index' ? current.filter((op) => !op.key.startsWith('et!')) : current));
+      }
+      if (layout === 'log-entries' || layout === 'log-compact' || layout === 'log-grouped') {
+        const entry = logEntryOf(i, org, user, record.id, timeMs);
+        if (entry !== undefined) entries.push(entry);
       }
       if (layout === 'counter-keys' || layout === 'counter-journal') {
         let changes = deltas.get(partition);
@@ -114,6 +136,14 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
         }
       }
     }
+    // A key per entry (what the pipeline writes), or the batch's entries as one value under its first cursor.
+    if (layout === 'log-entries') for (const entry of entries) ops.push({ type: 'put', key: reactionsKeys.logEntry(++cursor), value: entry });
+    if (layout === 'log-compact') for (const entry of entries) ops.push({ type: 'put', key: reactionsKeys.logEntry(++cursor), value: storedLogEntry(entry) });
+    if (layout === 'log-grouped' && entries.length > 0) {
+      ops.push({ type: 'put', key: reactionsKeys.logEntry(cursor + 1), value: entries });
+      cursor += entries.length;
+    }
+    if (entries.length > 0) ops.push({ type: 'put', key: reactionsKeys.logCursor(), value: cursor });
     let committed = (): void => undefined;
     if (layout === 'counter-journal') {
       const pending = new PendingCounts();

@@ -44,7 +44,9 @@
 //                                                         sequence (commit order; id dlv_{seq}); server/domain/reactions
 //              oq!{reactionId}!{seq}                      pending delivery queue (value: user id, per-user order)
 //              os                                         last outbox sequence taken (once per batch that took one)
-//              t!{cursor}                                 global transitions log in commit order (D38 stream cursors)
+//              t!{cursor}                                 global transitions log in commit order (D38 stream cursors);
+//                                                         value [org, user, event_id, at, moves, time, flags?]
+//                                                         (server/domain/reactions/log.ts; older entries are maps)
 //              tc                                         last transitions-log cursor taken (once per batch)
 //              dl!{partition}!{time}!{org}!{user}         D36 deadline index: user due for re-evaluation at time
 // backfill     bf!{org}                                   sweep cursor of an organization (resumable, server/backfill)

@@ -84,6 +84,8 @@ describe('the transitions log and the outbox (D37, D38)', () => {
     expect(await store.get(reactionsKeys.pending('r-every', 2))).toBe(U1);
     expect(await store.get(reactionsKeys.outboxSeq())).toBe(2);
     expect(await store.get(reactionsKeys.logCursor())).toBe(2);
+    // Stored in the log's compact form (domain/reactions/log.ts): [org, user, event_id, at, moves, time].
+    expect(await store.get(reactionsKeys.logEntry(2))).toEqual([ORG, U1, eventId(4), T0, [1], T0 + 4000]);
     expect(outcomes.flatMap((o) => o.log.map((l) => l.cursor))).toEqual([1, 2]);
     expect(outcomes.flatMap((o) => [...o.reactions])).toEqual(['r-entry', 'r-every']);
   });

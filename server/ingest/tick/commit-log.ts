@@ -5,6 +5,7 @@
 
 import type { BatchOp } from '../../store/contract.js';
 import type { LoggedTransition } from '../../domain/events/index.js';
+import { storedLogEntry } from '../../domain/reactions/log.js';
 import {
   deliveryId,
   reactionsKeys,
@@ -92,7 +93,7 @@ export class CommitLog {
     };
     if (replay) entry.replay = true;
     if (quiet) entry.quiet = true;
-    this.ops.push({ type: 'put', key: reactionsKeys.logEntry(cursor), value: entry });
+    this.ops.push({ type: 'put', key: reactionsKeys.logEntry(cursor), value: storedLogEntry(entry) });
     this.entries.push({ cursor, entry });
     if (replay || this.lookup === undefined) return;
     for (const t of transitions) {

@@ -9,7 +9,7 @@
 
 import type { Store } from '../../store/contract.js';
 import { reactionsKeys, type TransitionLogEntry } from '../../domain/reactions/contract.js';
-import { readTransitionLog, type LoggedEntry } from '../../domain/reactions/log.js';
+import { logEntryOf, readTransitionLog, type LoggedEntry, type StoredLogEntry } from '../../domain/reactions/log.js';
 import { prefixEnd } from '../../store/contract.js';
 import { fromSeqPart } from '../../store/layout.js';
 
@@ -189,8 +189,8 @@ export class StreamHub {
         const keys: string[] = [];
         let through = -1;
         let done = false;
-        for await (const [key, entry] of this.options.store.iterate<TransitionLogEntry>({ gte: prefix, lt: prefixEnd(prefix), limit: PRUNE_BATCH })) {
-          if (entry.at >= cutoff) {
+        for await (const [key, stored] of this.options.store.iterate<StoredLogEntry | TransitionLogEntry>({ gte: prefix, lt: prefixEnd(prefix), limit: PRUNE_BATCH })) {
+          if (logEntryOf(stored).at >= cutoff) {
             done = true;
             break;
           }
