@@ -14,8 +14,8 @@ export interface LoggedEntry {
  * An entry as stored: `[org, user, event_id, at, moves, time, flags?]`. `moves` are the transitions in order, an
  * entry as its cohort's code and an exit as `-(code + 1)`; `time` is the transitions' time when they share one (an
  * event's do), else one per move; `flags` 1 = replay, 2 = quiet, absent when neither. About 40 % of the bytes of the
- * entry as a map with named fields (which entries written before 2026-11-28 night are, and which an entry whose codes are
- * not whole numbers from 0 stays): the log is ~0.9 writes per tracked event and is kept 24 hours (D38), so its bytes
+ * entry as a map with named fields, which entries written before 2026-11-28 night are, and which an entry whose codes
+ * are not whole numbers from 0 stays. The log is ~0.9 writes per tracked event and kept 24 hours (D38), so its bytes
  * are a large part of what LevelDB writes and compacts (bench/store-keys.ts `log-entries` against `log-compact`).
  */
 export type StoredLogEntry = readonly [string, string, string | null, number, readonly number[], number | readonly number[], number?];
