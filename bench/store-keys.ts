@@ -12,7 +12,8 @@
 // log (`t!`, server/ingest/tick/commit-log.ts) beside the current layout, 0.9 entries of five transitions per event:
 // `log-entries`, a key per entry as a map with named fields (as the pipeline wrote it until 2026-11-28); `log-compact`,
 // a key per entry in its stored form (server/domain/reactions/log.ts); `log-grouped`, a batch's entries (as maps) in
-// one value. Each line also gives the process's CPU seconds (LevelDB's threads included).
+// one value; for the first two, `logBytesPerEntry` is an entry's stored bytes. Each line also gives the process's CPU
+// seconds (LevelDB's threads included).
 // Run: npm run build && node dist/bench/store-keys.js [events] [batch] [layout...] (default every layout; each twice,
 // alternating)
 
@@ -51,6 +52,23 @@ function logEntryOf(i: number, org: string, user: string, eventId: string, timeM
   if (i % 10 === 9) return undefined;
   const transitions = Array.from({ length: 5 }, (_, k) => ({ cohort: (i * 7 + k * 13) % 100, kind: (i + k) % 2 === 0 ? ('entered' as const) : ('exited' as const), time: timeMs }));
   return { org, user, event_id: eventId, transitions, at: timeMs };
+}
+
+/**
+ * The stored bytes of a log entry in the layouts that write one per key (the value as `level.ts` encodes it), over
+ * the entries of the first `events` events, measured after the timed writes (so their cost is not in the timing).
+ */
+function logBytesOf(layout: Layout, org: string, events: number): { logBytesPerEntry?: number } {
+  if (layout !== 'log-entries' && layout !== 'log-compact') return {};
+  let entries = 0;
+  let bytes = 0;
+  for (let i = 0; i < events; i++) {
+    const entry = logEntryOf(i, org, userIdOf(42, (i * 7919) % 100_000), randomUUID(), Date.UTC(2026, 0, 1) + i * 10);
+    if (entry === undefined) continue;
+    entries++;
+    bytes += encodeValue(layout === 'log-entries' ? entry : storedLogEntry(entry)).byteLength;
+  }
+  return entries === 0 ? {} : { logBytesPerEntry: Math.round(bytes / entries) };
 }
 
 /** The previous layout: the log entry carried the whole record, written for every event, plus e!, et!, ei!. */
@@ -171,7 +189,7 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
   await db.close();
   const bytes = await directoryBytes(dir);
   await rm(dir, { recursive: true, force: true });
-  return { layout, events, batch, seconds: Number(seconds.toFixed(2)), eventsPerSecond: Math.round(events / seconds), putsPerEvent: Number((puts / events).toFixed(2)), cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)), compactionWriteMb: compactionWriteMb(stats), dataDirMb: Number((bytes / 2 ** 20).toFixed(1)) };
+  return { layout, events, batch, seconds: Number(seconds.toFixed(2)), eventsPerSecond: Math.round(events / seconds), putsPerEvent: Number((puts / events).toFixed(2)), cpuSeconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(2)), compactionWriteMb: compactionWriteMb(stats), dataDirMb: Number((bytes / 2 ** 20).toFixed(1)), ...logBytesOf(layout, org, Math.min(events, 10_000)) };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -23,16 +23,16 @@ export type StoredLogEntry = readonly [string, string, string | null, number, re
 /** The stored form of an entry (`StoredLogEntry`, or the entry itself where that cannot hold it). */
 export function storedLogEntry(entry: TransitionLogEntry): StoredLogEntry | TransitionLogEntry {
   const { transitions } = entry;
+  const first = transitions[0]?.time;
   const moves: number[] = [];
-  const times: number[] = [];
   let shared = true;
   for (const t of transitions) {
     if (!Number.isSafeInteger(t.cohort) || t.cohort < 0 || (t.kind !== 'entered' && t.kind !== 'exited')) return entry;
     moves.push(t.kind === 'entered' ? t.cohort : -(t.cohort + 1));
-    times.push(t.time);
-    if (t.time !== times[0]) shared = false;
+    if (t.time !== first) shared = false;
   }
-  const time = shared && times.length > 0 ? (times[0] as number) : times;
+  // One time when the moves share it (an event's do): no array of times is made for them.
+  const time = shared && first !== undefined ? first : transitions.map((t) => t.time);
   const flags = (entry.replay === true ? 1 : 0) | (entry.quiet === true ? 2 : 0);
   return flags === 0 ? [entry.org, entry.user, entry.event_id, entry.at, moves, time] : [entry.org, entry.user, entry.event_id, entry.at, moves, time, flags];
 }
