@@ -145,8 +145,9 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
       for (const variant of options.variants) {
         server = await serve(variant, dataDir);
         try {
-          // As the bench's restarted servers: one track call per user first, so the users are resident.
-          await sendAll(server.url, '/v2.0/events', headers, options.users, (i) => track.forUser(i), { connections: 50 });
+          // As the bench's restarted servers: one track call per user first, naming its id and its alias, so the users
+          // are resident and their aliases cached (bench/http.ts `warm`).
+          await sendAll(server.url, '/v2.0/events', headers, options.users, (i) => track.firstFor(i), { connections: 50 });
           if (options.mode === 'stateless') await prepare(server.url);
           await waitForIdle(server.pid, 60);
           const b = options.rate === undefined ? await runLoad(target(baseline.url), load) : undefined;

@@ -112,7 +112,10 @@ export class TrackBodies {
     return `{"user_id":"${userIdOf(this.seed, i)}","events":[${events.join(',')}]}`;
   }
 
-  /** A user's first body: user_id AND alias, which binds the alias to the user (D28). */
+  /**
+   * A user's first body: user_id AND alias, which binds the alias to the user (D28). Sent again to a restarted
+   * server, it writes nothing and leaves the user and its alias in the identity cache (the HTTP benches' warm-up).
+   */
   firstFor(i: number): string {
     const alias = aliasOf(i);
     const event = this.events[this.k++ % this.events.length] as string;
