@@ -1,10 +1,13 @@
 // What each key of an event costs LevelDB (issue 12 "fewest writes per event"): N events written in group batches
 // of B as the store writes them (server/store/level.ts: msgpack values, one chained batch) with the previous
 // layout, the current one and two candidates for a next step, timed, with what LevelDB's compactions wrote
-// (`leveldb.stats`) and the directory's size. The candidates (not what the server writes): `no-time-index`, the
-// current layout without `et!` (what a user whose events arrive in time order would need if arrival order served
-// reads by time); `short-ids`, the current layout with the organization and user ids as short dictionary codes (a
-// few characters) instead of two 36-character UUIDs in every key and in the record. And the live audience size
+// (`leveldb.stats`) and the directory's size. `current` writes each event as one with a client's id (`ei!`
+// included); `no-id-index` as one with an id the server minted, which carries its event's time and needs no `ei!`
+// (what the server writes for such events since 2026-11-29, server/domain/events/event-id.ts). The candidates (not
+// what the server writes): `no-time-index`, the current layout without `et!` (what a user whose events arrive in
+// time order would need if arrival order served reads by time); `short-ids`, the current layout with the
+// organization and user ids as short dictionary codes (a few characters) instead of two 36-character UUIDs in every
+// key and in the record. And the live audience size
 // counters (D19) a batch writes besides its events, 2.2 changed counters per event over 100 cohorts and 16
 // partitions (two, and a third every fifth event: this model's choice): `counter-keys`, the current layout plus a
 // key per changed counter (as until 2026-11-27); `counter-journal`, plus what server/ingest/tick/sizes.ts writes
@@ -40,7 +43,7 @@ function countersOf(i: number): number[] {
   return codes;
 }
 
-const LAYOUTS = ['previous', 'current', 'no-time-index', 'short-ids', 'counter-keys', 'counter-journal', 'log-entries', 'log-compact', 'log-grouped'] as const;
+const LAYOUTS = ['previous', 'current', 'no-time-index', 'no-id-index', 'short-ids', 'counter-keys', 'counter-journal', 'log-entries', 'log-compact', 'log-grouped'] as const;
 type Layout = (typeof LAYOUTS)[number];
 
 /**
@@ -131,7 +134,7 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
       if (layout === 'previous') ops.push(...previousOps(partition, seq, org, record));
       else {
         const current = eventOps({ org: shortIds ? '1' : org, event: { ...record, seq } });
-        ops.push(...(layout === 'no-time-index' ? current.filter((op) => !op.key.startsWith('et!')) : current));
+        ops.push(...(layout === 'no-time-index' ? current.filter((op) => !op.key.startsWith('et!')) : layout === 'no-id-index' ? current.filter((op) => !op.key.startsWith('ei!')) : current));
       }
       if (layout === 'log-entries' || layout === 'log-compact' || layout === 'log-grouped') {
         const entry = logEntryOf(i, org, user, record.id, timeMs);

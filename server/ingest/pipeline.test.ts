@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { lastSeq, partitionOf as partitionIndex, readUserEvents, replayUserEvents } from '../domain/events/index.js';
 import { isEncodedBlock } from '../domain/events/blocks.js';
 import { readTransitionLog } from '../domain/reactions/log.js';
-import type { StoredEvent } from '../domain/events/index.js';
+import { mintEventId, type NewEvent, type StoredEvent } from '../domain/events/index.js';
 import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
 import { openLevelStore } from '../store/level.js';
@@ -155,6 +155,24 @@ describe('safe retries (D29)', () => {
     expect(retry.events[1]?.id).toBe(eventId(2));
     expect((await readUserEvents(store, ORG, U1)).map((e) => e.properties)).toEqual([{ n: 1 }, { n: 2 }]);
     expect(pipeline.audienceSize(ORG, 2)).toBe(1);
+  });
+
+  it('an id of the minted shape carrying its event time is found without an `ei!` entry, single or in a block', async () => {
+    const store = new MemoryStore();
+    const pipeline = await start(store, new MapPlans(ORG, [ANY_PAGEVIEW]), { foldEvery: 0 });
+    // As a cluster owner receives them: the ids minted elsewhere, the events not marked `minted` (always looked up).
+    const minted = (n: number): NewEvent => {
+      const base = event(n);
+      return { ...base, id: mintEventId(base.timeMs, eventId(n)) };
+    };
+    const single = await pipeline.append({ org: ORG, user: U1, events: [minted(1)] });
+    const run = await pipeline.append({ org: ORG, user: U1, events: [minted(2), minted(3)] });
+    const keys: string[] = [];
+    for await (const [key] of store.iterate({ gte: 'ei!', lt: 'ei"' })) keys.push(key);
+    expect(keys).toEqual([]);
+    const retry = await pipeline.append({ org: ORG, user: U1, events: [{ ...minted(3), properties: { changed: true } }, minted(1), minted(4)] });
+    expect(retry.events.slice(0, 2)).toEqual([run.events[1], single.events[0]]);
+    expect((await readUserEvents(store, ORG, U1)).map((e) => e.properties)).toEqual([{ n: 1 }, { n: 2 }, { n: 3 }, { n: 4 }]);
   });
 
   it('an id repeated in the same tick (across requests and within one) is appended once; all answer its record', async () => {

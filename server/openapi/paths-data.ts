@@ -17,7 +17,11 @@ const trackBody = {
     aliases: { type: 'array', minItems: 1, items: ref('Alias'), description: 'used when user_id is absent (the spec\'s alias rules)' },
     properties: { type: 'object', description: 'keys [a-z0-9_] at every depth, or $-prefixed at the top level (D29)' },
     time: { type: 'string', format: 'date-time', description: 'default now; at most 5 minutes ahead of the server' },
-    id: { ...uuid, description: 'a repeated id for the same user returns the stored record and changes nothing (D29)' },
+    id: {
+      ...uuid,
+      description:
+        'a repeated id for the same user returns the stored record and changes nothing (D29); without one the server mints one (a UUID v7 carrying the event time), which a retry may send',
+    },
     session_id: uuid,
     view_id: uuid,
   },

@@ -29,7 +29,8 @@
 //                                                         or a block of the user's consecutive records ending at seq
 //                                                         (README.md "Event blocks", domain/events/blocks.ts)
 //              et!{org}!{user}!{time}!{seq}               per-user time index for reads (D29, D39) -> seq; time: events/keys.ts timePart
-//              ei!{org}!{user}!{eventId}                  event id -> seq (idempotent retries, D29; minted ids too)
+//              ei!{org}!{user}!{eventId}                  event id -> seq (idempotent retries, D29; not for an id the
+//                                                         server minted with its event's time: found through et!)
 //              l!{partition}!{seq}                        partition log: transitions, in commit order, at the seq of the
 //                                                         event that caused them (none: no entry) or alone (catch-ups)
 //              ps!{partition}                             the partition's last sequence (once per batch; lastSeq at open)

@@ -6,6 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLimited, startIdentityHarness, type HttpAnswer, type IdentityHarness } from './support-identity.js';
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+/** An event id the server minted (server/domain/events/event-id.ts): UUID v7 with the mark `a7e`. */
+const MINTED_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-7a7e-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const INSECURE = { 'X-Forwarded-Proto': 'http' };
 
 interface WireEvent {
@@ -50,12 +52,14 @@ describe('POST /v2.0/events', () => {
     const answer = await track({ user_id: user, name: 'Pageview', properties: { client: { url: 'https://a.example/' } } });
     expect(answer.status).toBe(200);
     expect(answer.body).toEqual({
-      id: expect.stringMatching(UUID_V4),
+      id: expect.stringMatching(MINTED_ID),
       user_id: user,
       name: 'Pageview',
       time: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       properties: { client: { url: 'https://a.example/' } },
     });
+    // The minted id is a UUID v7 carrying the event's time (server/domain/events/event-id.ts).
+    expect(parseInt(answer.body.id.replace(/-/g, '').slice(0, 12), 16)).toBe(Date.parse(answer.body.time));
     const stored = await read(`user_id=${user}`);
     expect(stored.status).toBe(200);
     expect(stored.body).toEqual([answer.body]);
@@ -113,6 +117,33 @@ describe('POST /v2.0/events', () => {
     expect(altered.body).toEqual(original.body);
     expect((await track({ user_id: user, name, properties: { extra: 5 } })).status).toBe(200);
     expect((await read(`user_id=${user}`)).body).toHaveLength(3);
+  });
+
+  it('answers a retry with an id the server minted with the stored record, found without an id index entry (D29)', async () => {
+    const user = randomUUID();
+    // Two events at the same millisecond and one backdated: each minted id finds its own record.
+    const time = '2026-01-02T03:04:05.678Z';
+    const first = await track({ user_id: user, name: 'Purchase', time, properties: { amount: 1 } });
+    const second = await track({ user_id: user, name: 'Purchase', time, properties: { amount: 2 } });
+    const backdated = await track({ user_id: user, name: 'Purchase', time: '1999-12-31T23:59:59.999Z', properties: { amount: 3 } });
+    for (const answer of [first, second, backdated]) expect(answer.body.id).toMatch(MINTED_ID);
+    expect(second.body.id).not.toBe(first.body.id);
+    for (const answer of [first, second, backdated]) {
+      const retry = await track({ ...answer.body, properties: { amount: 99 } });
+      expect(retry.status).toBe(200);
+      expect(retry.body).toEqual(answer.body);
+    }
+    // By alias too: the retry's user is the winning alias's, as for any client id.
+    const alias = { tag: 'email', id: `${randomUUID()}@example.com`, priority: 1 };
+    const byAlias = await track({ aliases: [alias], name: 'Purchase', properties: { amount: 4 } });
+    const aliasRetry = await track({ aliases: [alias], id: byAlias.body.id, name: 'Purchase', properties: { amount: 5 } });
+    expect(aliasRetry.body).toEqual(byAlias.body);
+    // A client's id of the same shape carrying another time is a client id like any other: stored, then found.
+    const shaped = `${first.body.id.slice(0, 9)}0000${first.body.id.slice(13)}`;
+    const client = await track({ user_id: user, id: shaped, name: 'Purchase', time, properties: { amount: 6 } });
+    expect(client.body.id).toBe(shaped);
+    expect((await track({ user_id: user, id: shaped, name: 'Purchase', properties: { amount: 7 } })).body).toEqual(client.body);
+    expect((await read(`user_id=${user}`)).body.map((event) => event.properties['amount'])).toEqual([3, 1, 2, 6]);
   });
 
   it('answers 400 1007 naming the property path, expected and actual type (D30)', async () => {

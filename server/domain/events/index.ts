@@ -4,12 +4,14 @@
 export type { EventFields, EventRecord, LogEntry, LoggedTransition, NewEvent, PackedEvents, StoredEvent } from './record.js';
 export { newEvent, toEngineEvent, toStoredEvent, toWireRecord, unpackEngineEvents } from './record.js';
 export { partitionOf, timePart } from './keys.js';
+export { mintEventId, mintedTime, needsIdIndex } from './event-id.js';
 export type { EventEntry, Snapshot } from './ops.js';
 export { eventOps, partitionSeqOps, pushEventOps, pushEventRunOps, snapshotOps } from './ops.js';
 export type { EventPage, EventPageOptions, EventReadOptions, LogRecord } from './read.js';
 export {
   MAX_EVENTS_PER_READ,
   findByClientId,
+  findByMintedTime,
   hasEvents,
   lastSeq,
   readPartitionLog,

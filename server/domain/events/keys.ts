@@ -27,6 +27,8 @@ export const userEventPrefix = (org: string, user: string): string => scanPrefix
 export const timeIndexKey = (org: string, user: string, timeMs: number, seq: number): string =>
   key('et', org, user, timePart(timeMs), seqPart(seq));
 export const timeIndexPrefix = (org: string, user: string): string => scanPrefix('et', org, user);
+/** The time index entries of a user's events at exactly `timeMs` (any sequence). */
+export const timeIndexAtPrefix = (org: string, user: string, timeMs: number): string => scanPrefix('et', org, user, timePart(timeMs));
 export const clientIdKey = (org: string, user: string, eventId: string): string =>
   key('ei', org, user, keyPart(eventId));
 export const snapshotKey = (org: string, user: string): string => key('s', org, user);

@@ -11,6 +11,7 @@ import {
 } from './keys.js';
 import { encodeValue } from '../../store/values.js';
 import { blockOfEncoded, blockParts } from './blocks.js';
+import { needsIdIndex } from './event-id.js';
 import type { StoredEvent } from './record.js';
 
 export interface EventEntry {
@@ -29,9 +30,9 @@ export interface Snapshot<S = unknown> {
 /**
  * The writes of one event (server/store/README.md has the reasoning): the record once, under the per-user arrival
  * index `e!` (replays after a snapshot's sequence, retries); the time index `et!` (reads by time with ties, D29,
- * D39) and the event id `ei!` (safe retries, D29: every id, so a retry is found whether the id was the client's or
- * ours). The transitions it caused go to the global transitions log (server/ingest/tick/commit-log.ts); the
- * partition's last sequence is written once per batch (`partitionSeqOps`).
+ * D39) and the event id `ei!` (safe retries, D29), except for an id minted with the event's own time, which a retry
+ * finds through the time index (event-id.ts). The transitions it caused go to the global transitions log
+ * (server/ingest/tick/commit-log.ts); the partition's last sequence is written once per batch (`partitionSeqOps`).
  */
 export function eventOps(entry: EventEntry): BatchOp[] {
   const ops: BatchOp[] = [];
@@ -45,8 +46,8 @@ export function pushEventOps(ops: BatchOp[], org: string, stored: StoredEvent): 
   ops.push(
     { type: 'put', key: userEventKey(org, user, seq), value: stored },
     { type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq },
-    { type: 'put', key: clientIdKey(org, user, id), value: seq },
   );
+  if (needsIdIndex(id, timeMs)) ops.push({ type: 'put', key: clientIdKey(org, user, id), value: seq });
 }
 
 /**
@@ -66,7 +67,8 @@ export function pushEventRunOps(ops: BatchOp[], org: string, run: readonly Store
     ops.push({ type: 'put', key: userEventKey(org, last.user_id, last.seq), value });
   }
   for (const { seq, user_id: user, timeMs, id } of run) {
-    ops.push({ type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq }, { type: 'put', key: clientIdKey(org, user, id), value: seq });
+    ops.push({ type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq });
+    if (needsIdIndex(id, timeMs)) ops.push({ type: 'put', key: clientIdKey(org, user, id), value: seq });
   }
 }
 

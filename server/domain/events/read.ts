@@ -10,11 +10,13 @@ import {
   prefixUpperBound,
   seqOfKey,
   snapshotKey,
+  timeIndexAtPrefix,
   timeIndexPrefix,
   timePart,
   userEventKey,
   userEventPrefix,
 } from './keys.js';
+import { mintedTime } from './event-id.js';
 import { isEventBlock, readEventsBySeq, recordsOf, type StoredEventValue } from './blocks.js';
 import type { Snapshot } from './ops.js';
 import type { LogEntry, LoggedTransition, StoredEvent } from './record.js';
@@ -164,7 +166,21 @@ export async function findByClientId(
   eventId: string,
 ): Promise<StoredEvent | undefined> {
   const seq = await store.get<number>(clientIdKey(org, user, eventId));
-  return seq === undefined ? undefined : (await readEventsBySeq(store, org, user, [seq]))[0];
+  return seq === undefined ? findByMintedTime(store, org, user, eventId) : (await readEventsBySeq(store, org, user, [seq]))[0];
+}
+
+/**
+ * D29 for an id of the minted shape (event-id.ts), which has no `ei!` entry when it carries its event's own time:
+ * the record among the user's events at that time (usually one), or undefined (any other id: undefined at once).
+ */
+export async function findByMintedTime(store: Store, org: string, user: string, eventId: string): Promise<StoredEvent | undefined> {
+  const timeMs = mintedTime(eventId);
+  if (timeMs === undefined) return undefined;
+  const prefix = timeIndexAtPrefix(org, user, timeMs);
+  const seqs: number[] = [];
+  for await (const [, seq] of store.iterate<number>({ gte: prefix, lt: prefixUpperBound(prefix) })) seqs.push(seq);
+  if (seqs.length === 0) return undefined;
+  return (await readEventsBySeq(store, org, user, seqs)).find((record) => record?.id === eventId);
 }
 
 export async function readSnapshot<S = unknown>(store: Store, org: string, user: string): Promise<Snapshot<S> | undefined> {

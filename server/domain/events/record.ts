@@ -6,6 +6,7 @@
 import type { EngineEvent } from '../../../engine/api.js';
 import { decodeFirstValue } from '../../store/values.js';
 import { readEngineEvents } from './engine-reader.js';
+import { mintEventId } from './event-id.js';
 
 /** What an event is made of, however it arrived (a track body, a segmentation call): validated, time parsed. */
 export interface EventFields {
@@ -33,10 +34,13 @@ export interface NewEvent extends EventFields {
   readonly checked?: number;
 }
 
-/** A new event from validated fields: the client's id (`checked` when the caller looked it up), or one minted. */
+/**
+ * A new event from validated fields: the client's id (`checked` when the caller looked it up), or one minted with
+ * its time (event-id.ts).
+ */
 export function newEvent(fields: EventFields & { readonly id?: string | undefined }, newId: () => string, checked?: number): NewEvent {
   const event: { -readonly [K in keyof NewEvent]: NewEvent[K] } = {
-    id: fields.id ?? newId(),
+    id: fields.id ?? mintEventId(fields.timeMs, newId()),
     name: fields.name,
     time: fields.time,
     timeMs: fields.timeMs,

@@ -6,7 +6,7 @@
 import type { EngineEvent } from '../../../engine/api.js';
 import { decodeState } from '../../../engine/index.js';
 import type { BatchOp, Store } from '../../store/contract.js';
-import { readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../../domain/events/index.js';
+import { findByMintedTime, mintedTime, readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../../domain/events/index.js';
 import type { PackedEvents, StoredEvent } from '../../domain/events/index.js';
 import { concatValues, decodeValue } from '../../store/values.js';
 import { blockRun, isEncodedBlock, readEventsBySeq } from '../../domain/events/blocks.js';
@@ -24,7 +24,18 @@ export async function findStoredIds(
   const reads: Promise<void>[] = [];
   seqs.forEach((seq, i) => {
     const id = ids[i];
-    if (seq === undefined || id === undefined) return;
+    if (id === undefined) return;
+    if (seq === undefined) {
+      // An id of the minted shape may have no `ei!` entry: its event is found at the time it carries (event-id.ts).
+      if (mintedTime(id.id) !== undefined) {
+        reads.push(
+          findByMintedTime(store, id.org, id.user, id.id).then((record) => {
+            if (record !== undefined) found.set(keys[i] as string, record);
+          }),
+        );
+      }
+      return;
+    }
     // Exact keys first: a single record or a block's last one; an event inside a block costs a seek (blocks.ts).
     reads.push(
       readEventsBySeq(store, id.org, id.user, [seq]).then(([record]) => {
