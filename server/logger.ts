@@ -21,7 +21,7 @@ export interface ServiceLogger {
 /**
  * pino's `timestamp` as its `isoTime` writes it (`,"time":"<ISO 8601>"`), the text made once per millisecond: under
  * load a request line is logged every fraction of a millisecond, and `toISOString` was 2 % of the main thread's busy
- * time in a profile of the track route alone (docs/performance.md).
+ * time in a profile of the track route alone (docs/performance.md); ~45 against ~525 ns a call (bench/helpers.ts).
  */
 export function isoTimeOncePerMs(now: () => number = Date.now): () => string {
   let lastMs = Number.NaN;
@@ -66,7 +66,7 @@ export function createLogger(level: LogLevel, write: (line: string) => void, now
  * the same order, strings escaped by JSON.stringify; logger.test.ts holds them equal), made directly: one line per
  * request is the hottest log path, and pino's general one (its level formatter's object, the fields' object and its
  * serialiser) took ~8 % of the main thread's busy time in a profile of the track route alone (docs/performance.md);
- * this line costs ~350 against ~800 ns in a loop of 500,000 (pino's path with the same options).
+ * this line costs ~360 against ~800 ns (`node dist/bench/helpers.js`: pino's path with the same options, warm).
  */
 function requestLine(level: 'info' | 'error', time: string, info: ResponseInfo): string {
   const code = info.code === undefined ? '' : `,"code":${info.code}`;
