@@ -1,9 +1,11 @@
 // Benchmark of the D19 backfill: events replayed per second when a cohort is created over an organization with at
 // least 1,000,000 stored events (seeded through the ingest pipeline with a fixed seed, LevelDB in a temp directory,
 // one event per append as the track route appends, folded into blocks behind the writes as a server folds them),
-// timed from the create to the end of the sweep. Seeded, fixed settings; JSON to stdout.
-// Run: npm run build && node dist/bench/backfill.js [--users N] [--eventsPerUser N] [--eventsPerAppend N] [--foldEvery N]
-// [--threads N] [--seed N] (the defaults are `npm run bench`'s)
+// timed from the create to the end of the sweep; then a second cohort of the same shape is created and its sweep
+// timed as well (a later sweep: V8 has compiled the sweep's code by then, which the first sweep of a process pays
+// for as it runs). Seeded, fixed settings; JSON to stdout.
+// Run: npm run build && node dist/bench/backfill.js [--users N] [--eventsPerUser N] [--eventsPerAppend N]
+// [--foldEvery N] [--threads N] [--seed N] (the defaults are `npm run bench`'s)
 
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -37,6 +39,8 @@ export interface BackfillBenchOptions {
   readonly existing: unknown;
   /** The query of the cohort created over the stored history. */
   readonly query: unknown;
+  /** The query of the cohort created after that one's sweep (the later sweep): the same shape, other constants. */
+  readonly laterQuery: unknown;
 }
 
 export const DEFAULT_BACKFILL_BENCH: BackfillBenchOptions = {
@@ -51,6 +55,12 @@ export const DEFAULT_BACKFILL_BENCH: BackfillBenchOptions = {
     and: [
       { event: 'Pageview', frequency: { greater_than_or_equal_to: 125 } },
       { or: [{ event: 'Purchase', during: { the_last: { value: 7, unit: 'days' } } }, { event: 'Click', where: { property: 'properties.kind', condition: { equal_to: 'buy' } } }] },
+    ],
+  },
+  laterQuery: {
+    and: [
+      { event: 'Pageview', frequency: { greater_than_or_equal_to: 100 } },
+      { or: [{ event: 'Purchase', during: { the_last: { value: 14, unit: 'days' } } }, { event: 'Click', where: { property: 'properties.kind', condition: { equal_to: 'look' } } }] },
     ],
   },
 };
@@ -78,9 +88,24 @@ export interface BackfillBenchResult {
   /** Of which the partition owners' threads (the replays); the rest is LevelDB's threads and V8's (the GC's helpers). */
   readonly sweepOwnerThreadsCpuSeconds: number;
   readonly sweepAllThreadsCpuSeconds: number;
+  /**
+   * The same for the later sweep (a second new cohort, `laterQuery`, over the same history, once the first sweep is
+   * done): what a sweep costs once V8 has compiled its code (the first sweep of a process compiles it as it runs).
+   */
+  readonly laterSweep: SweepFigures;
   /** The sweep's parts alone, one after another, on the same stored events (the sweep overlaps them): SweepParts. */
   readonly parts: SweepParts;
   readonly loadAverage: readonly number[];
+}
+
+/** One sweep's time, rate and CPU (as the first sweep's figures above). */
+export interface SweepFigures {
+  readonly sweepSeconds: number;
+  readonly replayedEventsPerSecond: number;
+  readonly audienceSize: number;
+  readonly sweepMainThreadCpuSeconds: number;
+  readonly sweepOwnerThreadsCpuSeconds: number;
+  readonly sweepAllThreadsCpuSeconds: number;
 }
 
 /**
@@ -170,12 +195,24 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
     // otherwise share the cores with the sweep, by however much the seeding left them behind).
     const settleSeconds = await waitForIdle(process.pid, 120);
 
-    const cpuBefore = await cpuSeconds();
-    const sweepStart = performance.now();
-    const cohort = await create(settings.query);
-    await services.backfill.whenSwept(org.organization_id);
-    const sweepSeconds = (performance.now() - sweepStart) / 1000;
-    const cpuAfter = await cpuSeconds();
+    const sweep = async (query: unknown): Promise<SweepFigures> => {
+      const cpuBefore = await cpuSeconds();
+      const sweepStart = performance.now();
+      const cohort = await create(query);
+      await services.backfill.whenSwept(org.organization_id);
+      const sweepSeconds = (performance.now() - sweepStart) / 1000;
+      const cpuAfter = await cpuSeconds();
+      return {
+        sweepSeconds: round(sweepSeconds),
+        replayedEventsPerSecond: Math.round(storedEvents / sweepSeconds),
+        audienceSize: services.pipeline.audienceSize(org.organization_id, cohort.code),
+        sweepMainThreadCpuSeconds: round(cpuAfter.main - cpuBefore.main),
+        sweepOwnerThreadsCpuSeconds: round(cpuAfter.owners - cpuBefore.owners),
+        sweepAllThreadsCpuSeconds: round(cpuAfter.all - cpuBefore.all),
+      };
+    };
+    const first = await sweep(settings.query);
+    const laterSweep = await sweep(settings.laterQuery);
     const { parts, storedValues } = await measureParts(store, org.organization_id, settings.query);
     return {
       settings,
@@ -186,13 +223,14 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
       settleSeconds: round(settleSeconds),
       eventsFolded,
       storedValues,
-      sweepSeconds: round(sweepSeconds),
-      replayedEventsPerSecond: Math.round(storedEvents / sweepSeconds),
-      usersPerSecond: Math.round(settings.users / sweepSeconds),
-      audienceSize: services.pipeline.audienceSize(org.organization_id, cohort.code),
-      sweepMainThreadCpuSeconds: round(cpuAfter.main - cpuBefore.main),
-      sweepOwnerThreadsCpuSeconds: round(cpuAfter.owners - cpuBefore.owners),
-      sweepAllThreadsCpuSeconds: round(cpuAfter.all - cpuBefore.all),
+      sweepSeconds: first.sweepSeconds,
+      replayedEventsPerSecond: first.replayedEventsPerSecond,
+      usersPerSecond: Math.round((first.replayedEventsPerSecond * settings.users) / storedEvents),
+      audienceSize: first.audienceSize,
+      sweepMainThreadCpuSeconds: first.sweepMainThreadCpuSeconds,
+      sweepOwnerThreadsCpuSeconds: first.sweepOwnerThreadsCpuSeconds,
+      sweepAllThreadsCpuSeconds: first.sweepAllThreadsCpuSeconds,
+      laterSweep,
       parts,
       loadAverage: loadavg().map(round),
     };

@@ -2,6 +2,7 @@
 // over LevelDB with the 100 cohorts and appends one event for each of N users; its RSS is read at every step.
 
 import { spawn } from 'node:child_process';
+import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Progress } from './workload/seed.js';
@@ -43,7 +44,7 @@ const PROCESS = join(dirname(fileURLToPath(import.meta.url)), 'memory-process.js
 
 export function runMemoryBench(options: MemoryBenchOptions, progress: Progress): Promise<MemoryBenchResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--expose-gc', PROCESS, String(options.users), String(options.steps), ...(options.decodedStates === undefined ? [] : [String(options.decodedStates)])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [...SERVE_NODE_OPTIONS, '--expose-gc', PROCESS, String(options.users), String(options.steps), ...(options.decodedStates === undefined ? [] : [String(options.decodedStates)])], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     let buffered = '';
     let base = 0;

@@ -108,6 +108,10 @@ export function renderResults(r: BenchResults): string {
   const backfill = r.backfill?.ok ? backfillRate(r.backfill.value) : undefined;
   if (backfill !== undefined) row('Backfill of one new cohort, events replayed/s', '≥ 1,000,000', int(backfill), backfill >= 1_000_000);
   else row('Backfill events/s', '≥ 1,000,000', r.backfill?.ok ? 'its result has no replayedEventsPerSecond' : missing(r.backfill), undefined);
+  const later = r.backfill?.ok ? laterSweepOf(r.backfill.value) : undefined;
+  if (later !== undefined) {
+    row("Backfill: a later sweep (a second new cohort once the first is swept; the sweep's code compiled), events replayed/s", '≥ 1,000,000', int(later.replayedEventsPerSecond), later.replayedEventsPerSecond >= 1_000_000);
+  }
   const hot = r.memory?.ok ? r.memory.value.points.find((point) => point.users === 100_000) : undefined;
   if (hot !== undefined) row('Resident memory per hot user (RSS at 100,000 users), 100 cohorts', '≤ 4,000 B', int(hot.bytesPerUser), hot.bytesPerUser <= 4000);
   else row('Resident memory per hot user at 100,000 users', '≤ 4,000 B', r.memory?.ok ? 'no point at 100,000 users' : missing(r.memory), undefined);
@@ -305,6 +309,15 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
       '',
     );
   }
+  const later = laterSweepOf(o.value);
+  if (later !== undefined) {
+    const c = (name: string): string => Number(later[name]).toFixed(2);
+    const cheaper = typeof cpu === 'number' && Number(later['sweepAllThreadsCpuSeconds']) < cpu;
+    out.push(
+      `A later sweep (a second new cohort of the same shape, created once the first is swept, over the same history): ${c('sweepSeconds')} s, ${int(later.replayedEventsPerSecond)} events/s, audience ${int(Number(later['audienceSize']))}; ${c('sweepAllThreadsCpuSeconds')} CPU-seconds over all threads (main thread ${c('sweepMainThreadCpuSeconds')}, the partition owners ${c('sweepOwnerThreadsCpuSeconds')}, the rest ${(Number(later['sweepAllThreadsCpuSeconds']) - Number(later['sweepMainThreadCpuSeconds']) - Number(later['sweepOwnerThreadsCpuSeconds'])).toFixed(2)}).${cheaper ? " What the first sweep costs more is V8 compiling the sweep's code as it runs (its optimizing compiler works on V8's background threads, counted in the rest; until then the main thread and the owner run slower code), which a process pays once." : ' In this run it was not cheaper than the first.'}`,
+      '',
+    );
+  }
   const layout = storedLayout(o.value);
   if (layout !== '') out.push(layout, '');
   const parts = o.value['parts'] as Record<string, number> | undefined;
@@ -318,13 +331,20 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   return out;
 }
 
+/** The later sweep's figures of a backfill result (results since 2026-11-29), if it has them. */
+function laterSweepOf(value: Record<string, unknown>): Record<string, number> & { replayedEventsPerSecond: number } | undefined {
+  const later = value['laterSweep'] as Record<string, unknown> | undefined;
+  if (later === undefined || typeof later['replayedEventsPerSecond'] !== 'number') return undefined;
+  return later as Record<string, number> & { replayedEventsPerSecond: number };
+}
+
 /** The sweep's other threads: the owners' share when the result has it (results since 2026-11-28 night). */
 function threadsOf(value: Record<string, unknown>): string {
   const owners = value['sweepOwnerThreadsCpuSeconds'];
   const all = value['sweepAllThreadsCpuSeconds'];
   const main = value['sweepMainThreadCpuSeconds'];
   if (typeof owners !== 'number' || typeof all !== 'number' || typeof main !== 'number') return "the others are the owner, LevelDB's reads and writes in the thread pool and V8's GC helpers";
-  return `the partition owners ${owners.toFixed(2)}, the rest, ${(all - main - owners).toFixed(2)}, LevelDB's reads and writes in the thread pool and V8's helpers (the GC's marking and scavenges)`;
+  return `the partition owners ${owners.toFixed(2)}, the rest, ${(all - main - owners).toFixed(2)}, LevelDB's reads and writes in the thread pool and its compaction thread, and V8's background threads (the optimizing compiler, the GC's marking, sweeping and scavenges)`;
 }
 
 /**
@@ -375,7 +395,7 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const mem = o.value;
   out.push(
-    `Measured ${o.at}. A separate process runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
+    `Measured ${o.at}. A separate process (with serve's node options, cli/node-options.ts) runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
     '',
     ...memoryTable(mem.points),
   );
