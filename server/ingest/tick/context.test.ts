@@ -1,7 +1,7 @@
 // Imported data crossing to workers (E13, E14): a plan's probes, captured answers, and the context rebuilt from them.
 
 import { describe, expect, it } from 'vitest';
-import { EMPTY_CONTEXT_DATA, captureContext, contextFromData, hasProbes, probesOf } from './context.js';
+import { EMPTY_CONTEXT_DATA, captureContext, contextFromData, hasProbes, probesOf, sameJson, type ContextData } from './context.js';
 import { MapContexts, ORG, cohort } from '../../../test/support/ingest.js';
 
 const COHORTS = [
@@ -35,5 +35,54 @@ describe('context probes and captured data', () => {
     expect(ctx.connectionRows('crm')).toEqual([{ time: 5, properties: { plan: 'pro' } }]);
     expect(ctx.connectionRows('other')).toEqual([]);
     expect(contextFromData(EMPTY_CONTEXT_DATA).inImportedSegment('3rd', 'acme', 'sports')).toBe(false);
+  });
+});
+
+describe('a context rebuilt from the same data', () => {
+  const data = (): ContextData => ({
+    segments: [
+      ['3rd', 'acme', 'sports'],
+      ['2nd', 'own', 'vip'],
+    ],
+    rows: [['crm', [{ time: 5, properties: { plan: 'pro', tags: ['a', { b: null }] } }]]],
+  });
+
+  it('is the previous object when the data is equal, a new constant one otherwise', () => {
+    const first = contextFromData(data());
+    expect(first.constant).toBe(true);
+    expect(contextFromData(data(), first)).toBe(first);
+    const reordered: ContextData = { ...data(), rows: [['crm', [{ time: 5, properties: { tags: ['a', { b: null }], plan: 'pro' } }]]] };
+    expect(contextFromData(reordered, first)).toBe(first);
+    const changes: ContextData[] = [
+      { ...data(), segments: data().segments.slice(1) },
+      { ...data(), segments: [...data().segments, ['3rd', 'acme', 'golf']] },
+      { ...data(), segments: [['3rd', 'acme', 'golf'], ['2nd', 'own', 'vip']] },
+      { ...data(), rows: [] },
+      { ...data(), rows: [['erp', data().rows[0]![1]]] },
+      { ...data(), rows: [['crm', [{ time: 6, properties: { plan: 'pro', tags: ['a', { b: null }] } }]]] },
+      { ...data(), rows: [['crm', [{ time: 5, properties: { plan: 'pro', tags: ['a', { b: 0 }] } }]]] },
+      { ...data(), rows: [['crm', [{ time: 5, properties: { plan: 'pro', tags: ['a'] } }]]] },
+      { ...data(), rows: [['crm', [...data().rows[0]![1], { time: 7, properties: {} }]]] },
+    ];
+    for (const changed of changes) {
+      const next = contextFromData(changed, first);
+      expect(next).not.toBe(first);
+      expect(next.constant).toBe(true);
+    }
+    // No data: the shared empty context, whatever came before; and no previous of another kind is taken.
+    expect(contextFromData(EMPTY_CONTEXT_DATA, first).inImportedSegment('3rd', 'acme', 'sports')).toBe(false);
+    const foreign = { inImportedSegment: () => true, connectionRows: () => [], constant: true };
+    expect(contextFromData(data(), foreign)).not.toBe(foreign);
+  });
+
+  it('sameJson compares decoded values deeply', () => {
+    expect(sameJson({ a: [1, 'x', null, { b: true }] }, { a: [1, 'x', null, { b: true }] })).toBe(true);
+    expect(sameJson({ a: 1, b: 2 }, { b: 2, a: 1 })).toBe(true);
+    expect(sameJson({ a: 1 }, { a: 1, b: undefined })).toBe(false);
+    expect(sameJson([1, 2], { 0: 1, 1: 2 })).toBe(false);
+    expect(sameJson({ a: '1' }, { a: 1 })).toBe(false);
+    expect(sameJson(0, -0)).toBe(false);
+    expect(sameJson(null, {})).toBe(false);
+    expect(sameJson([[1]], [[2]])).toBe(false);
   });
 });

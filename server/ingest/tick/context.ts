@@ -58,15 +58,78 @@ export function captureContext(ctx: SegmentContext, probes: ContextProbes): Cont
   return { segments: segments ?? [], rows: rows ?? [] };
 }
 
-/** The engine's context over captured data (probes the plan does not make answer false / no rows). */
-export function contextFromData(data: ContextData): SegmentContext {
+/**
+ * The engine's context over captured data (probes the plan does not make answer false / no rows). `previous` (the
+ * context the user's state was last decided with, engine UserState.context) is answered again when it was built from
+ * the same data: its answers are then the new data's answers, and the same constant object lets the engine keep the
+ * decisions that read imported data alone (engine/api.ts `constant`) instead of deciding them at every event.
+ */
+export function contextFromData(data: ContextData, previous?: SegmentContext): SegmentContext {
   if (data.segments.length === 0 && data.rows.length === 0) return NO_DATA;
-  const segments = new Set(data.segments.map(([relation, provider, segment]) => `${relation}\u0000${provider}\u0000${segment}`));
-  const rows = new Map(data.rows);
-  return {
-    inImportedSegment: (relation, provider, segment) => segments.has(`${relation}\u0000${provider}\u0000${segment}`),
-    connectionRows: (provider) => rows.get(provider) ?? NO_ROWS,
-  };
+  if (previous instanceof DataContext && previous.holds(data)) return previous;
+  return new DataContext(data);
+}
+
+const segmentKey = (relation: Relation, provider: string, segment: string): string => `${relation}\u0000${provider}\u0000${segment}`;
+
+/** A user's captured data as the engine asks it: built once, never changed, so constant. */
+class DataContext implements SegmentContext {
+  readonly constant = true;
+  private readonly segments: ReadonlySet<string>;
+  private readonly rows: ReadonlyMap<string, readonly ConnectionRow[]>;
+
+  constructor(data: ContextData) {
+    this.segments = new Set(data.segments.map(([relation, provider, segment]) => segmentKey(relation, provider, segment)));
+    this.rows = new Map(data.rows);
+  }
+
+  inImportedSegment(relation: Relation, provider: string, segment: string): boolean {
+    return this.segments.has(segmentKey(relation, provider, segment));
+  }
+
+  connectionRows(provider: string): readonly ConnectionRow[] {
+    return this.rows.get(provider) ?? NO_ROWS;
+  }
+
+  /** Whether `data` answers every probe as this context does: the same segments, the same rows per provider. */
+  holds(data: ContextData): boolean {
+    if (data.segments.length !== this.segments.size || data.rows.length !== this.rows.size) return false;
+    for (const [relation, provider, segment] of data.segments) if (!this.segments.has(segmentKey(relation, provider, segment))) return false;
+    for (const [provider, rows] of data.rows) {
+      const mine = this.rows.get(provider);
+      if (mine === undefined || !sameRows(mine, rows)) return false;
+    }
+    return true;
+  }
+}
+
+function sameRows(a: readonly ConnectionRow[], b: readonly ConnectionRow[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as ConnectionRow;
+    const y = b[i] as ConnectionRow;
+    if (x.time !== y.time || !sameJson(x.properties, y.properties)) return false;
+  }
+  return true;
+}
+
+/** Deep equality of decoded JSON-like values (plain objects by their own keys, arrays, primitives; NaN equals NaN). */
+export function sameJson(a: unknown, b: unknown): boolean {
+  if (Object.is(a, b)) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a)) {
+    const other = b as readonly unknown[];
+    if (a.length !== other.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], other[i])) return false;
+    return true;
+  }
+  const left = a as Record<string, unknown>;
+  const right = b as Record<string, unknown>;
+  const keys = Object.keys(left);
+  if (keys.length !== Object.keys(right).length) return false;
+  for (const key of keys) if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key])) return false;
+  return true;
 }
 
 const NO_ROWS: readonly ConnectionRow[] = Object.freeze([]);

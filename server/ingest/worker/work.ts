@@ -235,9 +235,13 @@ function runReplay(plan: Plan, item: ReplayItem): ReplayResult {
 
 function runUser(plan: Plan, user: WorkUser, residents: Residents, cache: PlanCache): UserResult {
   let state: UserState;
-  const ctx = contextFromData(user.ctx);
-  if (user.resident) state = residents.get(user.key) as UserState;
-  else {
+  let ctx: SegmentContext;
+  if (user.resident) {
+    state = residents.get(user.key) as UserState;
+    // The same imported data as at the user's last step: the same constant context (tick/context.ts).
+    ctx = contextFromData(user.ctx, state.context);
+  } else {
+    ctx = contextFromData(user.ctx);
     // A state the main thread loaded replaces whatever this owner held (its state may be ahead of the committed one).
     residents.delete(user.key);
     state = user.state === null ? newUserState() : decodeState(user.state);
