@@ -84,5 +84,11 @@ describe('a context rebuilt from the same data', () => {
     expect(sameJson(0, -0)).toBe(false);
     expect(sameJson(null, {})).toBe(false);
     expect(sameJson([[1]], [[2]])).toBe(false);
+    expect(sameJson({ a: Object.create(null) }, { a: {} })).toBe(true);
+    // Objects other than plain ones and arrays equal only themselves.
+    expect(sameJson(new Date(1), new Date(1))).toBe(false);
+    expect(sameJson(new Uint8Array([1]), new Uint8Array([1]))).toBe(false);
+    const date = new Date(1);
+    expect(sameJson({ d: date }, { d: date })).toBe(true);
   });
 });

@@ -113,11 +113,16 @@ function sameRows(a: readonly ConnectionRow[], b: readonly ConnectionRow[]): boo
   return true;
 }
 
-/** Deep equality of decoded JSON-like values (plain objects by their own keys, arrays, primitives; NaN equals NaN). */
+/**
+ * Deep equality of decoded JSON-like values: arrays item by item, plain objects by their own keys, primitives by
+ * `Object.is`. Any other object (a Date, binary) equals only itself: a false "different" costs a new context, never
+ * a wrong answer.
+ */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (Object.is(a, b)) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
   if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (!Array.isArray(a) && (!isPlain(a) || !isPlain(b))) return false;
   if (Array.isArray(a)) {
     const other = b as readonly unknown[];
     if (a.length !== other.length) return false;
@@ -130,6 +135,11 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (keys.length !== Object.keys(right).length) return false;
   for (const key of keys) if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key])) return false;
   return true;
+}
+
+function isPlain(value: object): boolean {
+  const proto: unknown = Object.getPrototypeOf(value);
+  return proto === Object.prototype || proto === null;
 }
 
 const NO_ROWS: readonly ConnectionRow[] = Object.freeze([]);
