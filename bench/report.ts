@@ -312,9 +312,10 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   const later = laterSweepOf(o.value);
   if (later !== undefined) {
     const c = (name: string): string => Number(later[name]).toFixed(2);
-    const cheaper = typeof cpu === 'number' && Number(later['sweepAllThreadsCpuSeconds']) < cpu;
+    const rest = (f: Record<string, unknown>): number => Number(f['sweepAllThreadsCpuSeconds']) - Number(f['sweepMainThreadCpuSeconds']) - Number(f['sweepOwnerThreadsCpuSeconds']);
+    const more = typeof cpu === 'number' ? cpu - Number(later['sweepAllThreadsCpuSeconds']) : Number.NaN;
     out.push(
-      `A later sweep (a second new cohort of the same shape, created once the first is swept, over the same history): ${c('sweepSeconds')} s, ${int(later.replayedEventsPerSecond)} events/s, audience ${int(Number(later['audienceSize']))}; ${c('sweepAllThreadsCpuSeconds')} CPU-seconds over all threads (main thread ${c('sweepMainThreadCpuSeconds')}, the partition owners ${c('sweepOwnerThreadsCpuSeconds')}, the rest ${(Number(later['sweepAllThreadsCpuSeconds']) - Number(later['sweepMainThreadCpuSeconds']) - Number(later['sweepOwnerThreadsCpuSeconds'])).toFixed(2)}).${cheaper ? " What the first sweep costs more is V8 compiling the sweep's code as it runs (its optimizing compiler works on V8's background threads, counted in the rest; until then the main thread and the owner run slower code), which a process pays once." : ' In this run it was not cheaper than the first.'}`,
+      `A later sweep (a second new cohort of the same shape, created once the first is swept, over the same history): ${c('sweepSeconds')} s, ${int(later.replayedEventsPerSecond)} events/s, audience ${int(Number(later['audienceSize']))}; ${c('sweepAllThreadsCpuSeconds')} CPU-seconds over all threads (main thread ${c('sweepMainThreadCpuSeconds')}, the partition owners ${c('sweepOwnerThreadsCpuSeconds')}, the rest ${rest(later).toFixed(2)}).${more > 0 ? ` The first sweep cost ${more.toFixed(2)} CPU-seconds more, ${(rest(o.value) - rest(later)).toFixed(2)} of them in the rest, where V8's optimizing compiler works: the first sweep of a process compiles the sweep's code as it runs.` : ' In this run it was not cheaper than the first.'}`,
       '',
     );
   }
