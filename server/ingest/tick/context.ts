@@ -72,15 +72,32 @@ export function contextFromData(data: ContextData, previous?: SegmentContext): S
 
 const segmentKey = (relation: Relation, provider: string, segment: string): string => `${relation}\u0000${provider}\u0000${segment}`;
 
+/**
+ * Bytes a context kept with a resident state holds, by estimate (D40: state/bytes.ts adds it to the state's): 0 for
+ * the shared empty one.
+ */
+export function contextBytes(ctx: SegmentContext | undefined): number {
+  return ctx instanceof DataContext ? ctx.bytes : 0;
+}
+
 /** A user's captured data as the engine asks it: built once, never changed, so constant. */
 class DataContext implements SegmentContext {
   readonly constant = true;
   private readonly segments: ReadonlySet<string>;
   private readonly rows: ReadonlyMap<string, readonly ConnectionRow[]>;
+  /** An estimate: the object, its set and map, each segment's key, each row with its properties as JSON text. */
+  readonly bytes: number;
 
   constructor(data: ContextData) {
     this.segments = new Set(data.segments.map(([relation, provider, segment]) => segmentKey(relation, provider, segment)));
     this.rows = new Map(data.rows);
+    let bytes = 400;
+    for (const key of this.segments) bytes += 48 + 2 * key.length;
+    for (const [provider, rows] of data.rows) {
+      bytes += 64 + 2 * provider.length;
+      for (const row of rows) bytes += 96 + 2 * JSON.stringify(row.properties).length;
+    }
+    this.bytes = bytes;
   }
 
   inImportedSegment(relation: Relation, provider: string, segment: string): boolean {

@@ -4,7 +4,9 @@
 
 import { describe, expect, it } from 'vitest';
 import { toEngineEvent } from '../../domain/events/index.js';
-import { EMPTY_CONTEXT_DATA, type ContextData } from '../tick/context.js';
+import { EMPTY_CONTEXT_DATA, contextBytes, type ContextData } from '../tick/context.js';
+import { residentBytes } from '../state/bytes.js';
+import type { UserState } from '../../../engine/index.js';
 import { cohort, event, ORG } from '../../../test/support/ingest.js';
 import { ResidentStates } from './resident-states.js';
 import { PlanCache, runWork, type WorkReply, type WorkTask, type WorkUser } from './work.js';
@@ -41,6 +43,10 @@ describe('an owner reuses a resident user\'s context while its imported data is 
     // Equal data decoded again (other objects, the same content): the same context object.
     expect(step(structuredClone(dataWith('pro')), true).memberships).toEqual([1, 3, 4]);
     expect(contextOfState()).toBe(first);
+    // Kept with the state, its bytes count in the state's (D40: the main thread's cache is bounded by them).
+    const state = residents.get('u') as UserState;
+    expect(contextBytes(state.context)).toBeGreaterThan(400);
+    expect(residentBytes(state)).toBe(residentBytes({ ...state, context: undefined } as UserState) + contextBytes(state.context));
     // A row's property changed: a new object, and the connections cohort is decided again.
     expect(step(dataWith('free'), true)).toEqual({ memberships: [1, 3], exited: [4] });
     const second = contextOfState();
