@@ -1,7 +1,7 @@
 // Imported data crossing to workers (E13, E14): a plan's probes, captured answers, and the context rebuilt from them.
 
 import { describe, expect, it } from 'vitest';
-import { EMPTY_CONTEXT_DATA, captureContext, contextFromData, hasProbes, probesOf, sameJson, type ContextData } from './context.js';
+import { EMPTY_CONTEXT_DATA, captureContext, contextBytes, contextFromData, hasProbes, probesOf, sameJson, type ContextData } from './context.js';
 import { MapContexts, ORG, cohort } from '../../../test/support/ingest.js';
 
 const COHORTS = [
@@ -73,6 +73,15 @@ describe('a context rebuilt from the same data', () => {
     expect(contextFromData(EMPTY_CONTEXT_DATA, first).inImportedSegment('3rd', 'acme', 'sports')).toBe(false);
     const foreign = { inImportedSegment: () => true, connectionRows: () => [], constant: true };
     expect(contextFromData(data(), foreign)).not.toBe(foreign);
+  });
+
+  it('estimates its bytes from whatever the rows hold, without throwing', () => {
+    const small = contextBytes(contextFromData(data()));
+    const big = contextBytes(contextFromData({ ...data(), rows: [['crm', [{ time: 5, properties: { plan: 'x'.repeat(1000), n: 2n ** 70n, bin: new Uint8Array(64) } }]]] }));
+    expect(small).toBeGreaterThan(400);
+    expect(big).toBeGreaterThan(small + 1500);
+    expect(contextBytes(contextFromData(EMPTY_CONTEXT_DATA))).toBe(0);
+    expect(contextBytes(undefined)).toBe(0);
   });
 
   it('sameJson compares decoded values deeply', () => {

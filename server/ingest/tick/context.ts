@@ -85,7 +85,7 @@ class DataContext implements SegmentContext {
   readonly constant = true;
   private readonly segments: ReadonlySet<string>;
   private readonly rows: ReadonlyMap<string, readonly ConnectionRow[]>;
-  /** An estimate: the object, its set and map, each segment's key, each row with its properties as JSON text. */
+  /** An estimate: the object, its set and map, each segment's key, each row and its properties (valueBytes). */
   readonly bytes: number;
 
   constructor(data: ContextData) {
@@ -95,7 +95,7 @@ class DataContext implements SegmentContext {
     for (const key of this.segments) bytes += 48 + 2 * key.length;
     for (const [provider, rows] of data.rows) {
       bytes += 64 + 2 * provider.length;
-      for (const row of rows) bytes += 96 + 2 * JSON.stringify(row.properties).length;
+      for (const row of rows) bytes += 64 + valueBytes(row.properties);
     }
     this.bytes = bytes;
   }
@@ -152,6 +152,21 @@ export function sameJson(a: unknown, b: unknown): boolean {
   if (keys.length !== Object.keys(right).length) return false;
   for (const key of keys) if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key])) return false;
   return true;
+}
+
+/** A rough size of a decoded value: 8 per number or flag, twice a string's length, 16 a slot in a container; never throws. */
+function valueBytes(value: unknown, depth = 0): number {
+  if (typeof value === 'string') return 16 + 2 * value.length;
+  if (typeof value !== 'object' || value === null) return 8;
+  if (depth > 32) return 16;
+  let bytes = 32;
+  if (Array.isArray(value)) {
+    for (const item of value as unknown[]) bytes += 8 + valueBytes(item, depth + 1);
+    return bytes;
+  }
+  if (ArrayBuffer.isView(value)) return bytes + value.byteLength;
+  for (const key of Object.keys(value)) bytes += 16 + 2 * key.length + valueBytes((value as Record<string, unknown>)[key], depth + 1);
+  return bytes;
 }
 
 function isPlain(value: object): boolean {
