@@ -99,5 +99,9 @@ describe('a context rebuilt from the same data', () => {
     expect(sameJson(new Uint8Array([1]), new Uint8Array([1]))).toBe(false);
     const date = new Date(1);
     expect(sameJson({ d: date }, { d: date })).toBe(true);
+    // Nested past 32 levels: different unless the same object (no deep recursion on hostile data).
+    const deep = (): unknown => Array.from({ length: 40 }).reduce<unknown>((inner) => [inner], 1);
+    expect(sameJson(deep(), deep())).toBe(false);
+    expect(sameJson([[[1]]], [[[1]]])).toBe(true);
   });
 });
