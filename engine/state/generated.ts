@@ -57,10 +57,10 @@ function touchSource(plan: Plan, index: number, constants: number[]): string {
     }
     readsValue = true;
     const final = finalSource(plan, clause, constants);
-    lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { const r = ${test} ? 1 : 0; if (r !== F[${flag}]) { F[${flag}] = ${final}; F[${at}] |= ${COHORT_DIRTY}; } }`);
+    lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { r = ${test} ? 1 : 0; if (r !== F[${flag}]) { F[${flag}] = ${final}; F[${at}] |= ${COHORT_DIRTY}; } }`);
   }
   if (lines.length === 0) return '';
-  return `{ const F = s.flags; ${readsValue ? `const v = ${valueSource(plan, index)}; ` : ''}${lines.join(' ')} }`;
+  return `{ ${readsValue ? `v = ${valueSource(plan, index)}; ` : ''}${lines.join(' ')} }`;
 }
 
 /** Slot `index`'s value as an expression: the slot's own source (slots/source.ts) or its `value` call. */
@@ -191,11 +191,19 @@ function clauseSource(plan: Plan, constants: number[]): string {
   const cases: string[] = [];
   for (let k = 0; k < plan.clauseTests.length; k++) {
     const test = inlineTest(plan, k, constants);
-    const body = test === undefined ? `return C[${k | 0}](s, ctx);` : `{ const v = ${valueSource(plan, plan.clauseSlot[k] as number)}; return ${test}; }`;
+    const body = test === undefined ? `return C[${k | 0}](s, ctx);` : `{ v = ${valueSource(plan, plan.clauseSlot[k] as number)}; return ${test}; }`;
     cases.push(`case ${k | 0}: ${body}`);
   }
   return `switch (k) {\n${cases.join('\n')}\n}\nreturn C[k](s, ctx);`;
 }
+
+/**
+ * What every generated function starts with: the state's numbers and flags, and the value `v` and answer `r` the
+ * inline tests use. One `v` and `r` per function, not one per test: V8 gives every local of a function's blocks a
+ * slot of its own in the function's frame, and a plan of ~21,000 cohorts gave `touch` a frame larger than the stack
+ * (a RangeError at its first call).
+ */
+const PROLOGUE = 'const N = s.nums; const F = s.flags; let v = 0; let r = 0;';
 
 /** The plan's generated hooks, or undefined when code cannot be generated here (the generic loops run instead). */
 export function generateHotPaths(plan: Plan): HotPaths | undefined {
@@ -205,16 +213,16 @@ export function generateHotPaths(plan: Plan): HotPaths | undefined {
     const parts: string[] = [];
     const names: string[] = [];
     for (const [name, groups] of plan.byEvent) {
-      parts.push(`function (s, p) { const N = s.nums; ${eventSource(plan, groups, tests, constants)} }`);
+      parts.push(`function (s, p) { ${PROLOGUE} ${eventSource(plan, groups, tests, constants)} }`);
       names.push(name);
     }
     const source = [
       '"use strict";',
       `const events = [${parts.join(',\n')}];`,
-      `const onSession = function (s) { const N = s.nums; ${runSource(plan, plan.sessionSlots, 'onSessionStart', constants)} };`,
-      `const onView = function (s) { const N = s.nums; ${runSource(plan, plan.viewSlots, 'onViewStart', constants)} };`,
-      `const clause = function (k, s, ctx) { const N = s.nums; ${clauseSource(plan, constants)} };`,
-      `const touch = function (i, s) { const N = s.nums; ${slotTouchSource(plan, constants)} };`,
+      `const onSession = function (s) { ${PROLOGUE} ${runSource(plan, plan.sessionSlots, 'onSessionStart', constants)} };`,
+      `const onView = function (s) { ${PROLOGUE} ${runSource(plan, plan.viewSlots, 'onViewStart', constants)} };`,
+      `const clause = function (k, s, ctx) { ${PROLOGUE} ${clauseSource(plan, constants)} };`,
+      `const touch = function (i, s) { ${PROLOGUE} ${slotTouchSource(plan, constants)} };`,
       'return { events, onSession, onView, clause, touch };',
     ].join('\n');
     // eslint-disable-next-line @typescript-eslint/no-implied-eval
