@@ -78,7 +78,7 @@ export class Plan {
   readonly codes: readonly number[];
   /** Canonical keys of the plan's slots (what `missingSlots` reports). */
   readonly slotKeys: readonly string[];
-  /** @internal Slot definitions, placed in a user's numeric store (numCount numbers, objCount objects). */
+  /** @internal Slot definitions, placed in a user's numeric store (numCount 8-byte words, objCount objects). */
   readonly slots: readonly SlotDef[];
   readonly numCount: number;
   readonly objCount: number;
@@ -135,22 +135,27 @@ export class Plan {
   constructor(parts: PlanParts) {
     this.version = parts.version;
     this.slots = Object.freeze([...parts.slots]);
-    // A user's numbers: every slot's, then one expiry bound per timed slot.
-    let num = 0;
+    // A user's numbers: every slot's fields in plan order, in bytes: a slot's 64-bit fields on the next 8-byte
+    // boundary, then its 32-bit ones (consecutive 32-bit-only slots share 8-byte words), then one 64-bit expiry
+    // bound per timed slot. numCount counts 8-byte words; `int` offsets index the same bytes 4 at a time.
+    let bytes = 0;
     let obj = 0;
+    const places: { num: number; int: number; obj: number }[] = [];
     for (const slot of this.slots) {
-      num += slot.numWidth;
+      if (slot.numWidth > 0) bytes = Math.ceil(bytes / 8) * 8;
+      const num = bytes / 8;
+      bytes += 8 * slot.numWidth;
+      const int = bytes / 4;
+      bytes += 4 * slot.intWidth;
+      places.push({ num, int, obj });
       obj += slot.objWidth;
     }
-    this.expiryBase = num;
+    this.expiryBase = Math.ceil(bytes / 8);
     let timed = 0;
-    num = 0;
-    obj = 0;
-    for (const slot of this.slots) {
-      slot.place(num, obj, slot.timed ? this.expiryBase + timed++ : -1);
-      num += slot.numWidth;
-      obj += slot.objWidth;
-    }
+    this.slots.forEach((slot, i) => {
+      const at = places[i]!;
+      slot.place(at.num, at.int, at.obj, slot.timed ? this.expiryBase + timed++ : -1);
+    });
     this.numCount = this.expiryBase + timed;
     this.objCount = obj;
     this.cohorts = Object.freeze([...parts.cohorts]);

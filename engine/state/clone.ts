@@ -36,10 +36,11 @@ export function cloneState(state: UserState): UserState {
   copy.fresh = state.fresh.size === 0 ? NO_SLOTS : new Set(state.fresh);
   if (state.packed !== undefined) copy.packed = state.packed.slice();
   else {
-    const { nums, flags } = allocate(state.plan);
+    const { nums, ints, flags } = allocate(state.plan);
     nums.set(state.nums);
     flags.set(state.flags);
     copy.nums = nums;
+    copy.ints = ints;
     copy.flags = flags;
   }
   copy.objs = state.objs.map(copyObject);

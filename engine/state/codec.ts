@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { Packr, Unpackr } from 'msgpackr';
 import type { Plan } from '../plan/plan.js';
 import { EngineError } from '../errors.js';
-import { BaseSlot } from './slots/types.js';
-import { VIEW_GIVEN, VIEW_NONE, UserState, membershipsOf, unpackState, type StoredSlots } from './user-state.js';
+import { BaseSlot, type SlotDef } from './slots/types.js';
+import { VIEW_GIVEN, VIEW_NONE, UserState, allocate, membershipsOf, unpackState, type StoredSlots } from './user-state.js';
 
 /** Bump when the layout below changes; decoders accept only versions they know (1 is still read). */
 export const STATE_FORMAT = 2;
@@ -89,7 +89,7 @@ export function encodeState(state: UserState, options: EncodeOptions = {}): Uint
     const slots = plan.slots;
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!;
-      if (info.plainNums[i] === true && sameNums(state.nums, info.initNums, slot.num, slot.numWidth)) continue;
+      if (info.plainNums[i] === true && sameNumbers(state, info.initial, slot)) continue;
       const tuple = slot.encode(state);
       if (info.plainNums[i] !== true && sameValue(tuple, info.initTuples[i])) continue;
       ids.push(short ? slot.id % SHORT : slot.id);
@@ -107,7 +107,7 @@ function encodeFormat3(state: UserState, plan: Plan): Uint8Array {
   for (let bit = 0; bit < info.sortedSlots.length; bit++) {
     const i = info.sortedSlots[bit] as number;
     const slot = slots[i]!;
-    if (info.plainNums[i] === true && sameNums(state.nums, info.initNums, slot.num, slot.numWidth)) continue;
+    if (info.plainNums[i] === true && sameNumbers(state, info.initial, slot)) continue;
     const tuple = slot.encode(state);
     if (info.plainNums[i] !== true && sameValue(tuple, info.initTuples[i])) continue;
     bitmap[bit >> 3]! |= 0x80 >> (bit & 7);
@@ -323,7 +323,8 @@ interface PlanInfo {
   readonly shortUnique: boolean;
   /** Per slot: whether its tuple is its numbers alone (generic encode, no objects): compared in place. */
   readonly plainNums: readonly boolean[];
-  readonly initNums: Float64Array;
+  /** A fresh state's numbers (64-bit and 32-bit views of one buffer). */
+  readonly initial: { readonly nums: Float64Array; readonly ints: Uint32Array };
   /** Per slot: the tuple of a freshly `init`ed slot (undefined for plain-number slots). */
   readonly initTuples: readonly unknown[];
 }
@@ -359,13 +360,15 @@ function planInfo(plan: Plan): PlanInfo {
   const ids = sortedSlots.map((i) => plan.slots[i]!.id);
   const slotSet = fingerprintOf(ids);
   const fresh = new UserState();
-  fresh.nums = new Float64Array(plan.numCount);
+  const numbers = allocate(plan);
+  fresh.nums = numbers.nums;
+  fresh.ints = numbers.ints;
   fresh.objs = new Array<unknown>(plan.objCount).fill(undefined);
   for (const slot of plan.slots) slot.init(fresh);
   const plainNums = plan.slots.map((slot) => slot.objWidth === 0 && slot.encode === BaseSlot.prototype.encode);
   const initTuples = plan.slots.map((slot, i) => (plainNums[i] === true ? undefined : structuredClone(slot.encode(fresh))));
   const { byShort } = remember(slotSet, ids);
-  info = { slotSet, sortedIds: ids, sortedSlots, byShort, shortUnique: byShort.size === ids.length, plainNums, initNums: fresh.nums, initTuples };
+  info = { slotSet, sortedIds: ids, sortedSlots, byShort, shortUnique: byShort.size === ids.length, plainNums, initial: numbers, initTuples };
   infos.set(plan, info);
   return info;
 }
@@ -420,14 +423,19 @@ class FormatTwoSlots implements StoredSlots {
   }
 }
 
-/** The generic encode writes NaN as null, so NaN equals NaN; otherwise numbers compare exactly (-0 is not 0). */
-function sameNums(nums: Float64Array, init: Float64Array, at: number, width: number): boolean {
-  for (let i = at; i < at + width; i++) {
+/**
+ * Whether a plain-number slot's numbers equal a fresh slot's. The generic encode writes NaN as null, so NaN equals
+ * NaN; otherwise numbers compare exactly (-0 is not 0); 32-bit fields are integers.
+ */
+function sameNumbers(state: UserState, initial: PlanInfo['initial'], slot: SlotDef): boolean {
+  const nums = state.nums;
+  for (let i = slot.num; i < slot.num + slot.numWidth; i++) {
     const a = nums[i] as number;
-    const b = init[i] as number;
+    const b = initial.nums[i] as number;
     if (a !== b && !(Number.isNaN(a) && Number.isNaN(b))) return false;
     if (a === 0 && 1 / a !== 1 / b) return false;
   }
+  for (let i = slot.int; i < slot.int + slot.intWidth; i++) if (state.ints[i] !== initial.ints[i]) return false;
   return true;
 }
 

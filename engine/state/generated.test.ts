@@ -69,6 +69,7 @@ describe('generated hot paths', () => {
         }
         // The same layout (one compilation of the same cohorts): the same numbers and rings after every step.
         expect(Array.from(ours.nums)).toEqual(Array.from(theirs.nums));
+        expect(Array.from(ours.ints)).toEqual(Array.from(theirs.ints));
         expect(ours.objs).toEqual(theirs.objs);
       });
     }

@@ -198,12 +198,12 @@ function clauseSource(plan: Plan, constants: number[]): string {
 }
 
 /**
- * What every generated function starts with: the state's numbers and flags, and the value `v` and answer `r` the
- * inline tests use. One `v` and `r` per function, not one per test: V8 gives every local of a function's blocks a
- * slot of its own in the function's frame, and a plan of ~21,000 cohorts gave `touch` a frame larger than the stack
- * (a RangeError at its first call).
+ * What every generated function starts with: the state's numbers (64-bit and 32-bit views) and flags, and the value
+ * `v` and answer `r` the inline tests use. One `v` and `r` per function, not one per test: V8 gives every local of a
+ * function's blocks a slot of its own in the function's frame, and a plan of ~21,000 cohorts gave `touch` a frame
+ * larger than the stack (a RangeError at its first call).
  */
-const PROLOGUE = 'const N = s.nums; const F = s.flags; let v = 0; let r = 0;';
+const PROLOGUE = 'const N = s.nums; const I = s.ints; const F = s.flags; let v = 0; let r = 0;';
 
 /** The plan's generated hooks, or undefined when code cannot be generated here (the generic loops run instead). */
 export function generateHotPaths(plan: Plan): HotPaths | undefined {

@@ -16,6 +16,9 @@ export const VIEW_GIVEN = 2;
  * use at 100,000 resident users fell 305 → 259 MB (`node --expose-gc dist/bench/memory-process.js 100000 1`).
  */
 const NO_TUPLES: ReadonlyMap<number, unknown> = new Map();
+const NO_NUMS = new Float64Array(0);
+const NO_INTS = new Uint32Array(0);
+const NO_FLAGS = new Uint8Array(0);
 const NO_CODES: readonly number[] = Object.freeze([]);
 export const NO_SLOTS: ReadonlySet<number> = new Set();
 
@@ -43,8 +46,12 @@ export class UserState implements SlotStore {
 
   /** The plan the slot data and membership flags are aligned with, if bound. */
   plan: Plan | undefined = undefined;
-  /** Bound: every slot's numbers at its offset (one contiguous array per user), and its ring objects. */
-  nums: Float64Array = new Float64Array(0);
+  /**
+   * Bound: every slot's numbers at its offsets (one contiguous buffer per user, read as 64-bit `nums` and as 32-bit
+   * `ints`, slots/types.ts), and its ring objects.
+   */
+  nums: Float64Array = NO_NUMS;
+  ints: Uint32Array = NO_INTS;
   objs: unknown[] = [];
   /**
    * Bound: membership by plan cohort position [0, cohorts); then each clause's last result from `cohorts` on: 0 / 1
@@ -151,8 +158,9 @@ export function bindState(state: UserState, plan: Plan): void {
   const members = membershipsOf(state);
   const fresh = new Set<number>();
   const hasHistory = state.count > 0;
-  const { nums, flags } = allocate(plan);
+  const { nums, ints, flags } = allocate(plan);
   state.nums = nums;
+  state.ints = ints;
   state.objs = new Array<unknown>(plan.objCount).fill(undefined);
   for (const slot of plan.slots) {
     const tuple = tuples.get(slot.id);
@@ -189,14 +197,18 @@ export function bindState(state: UserState, plan: Plan): void {
  * One allocation per state: the numbers, then the flags (membership, clause results, cohort states); `reuse` (a
  * buffer `packState` released, every byte of which the caller overwrites) when it has the size.
  */
-export function allocate(plan: Plan, reuse?: ArrayBuffer): { nums: Float64Array; flags: Uint8Array } {
+export function allocate(plan: Plan, reuse?: ArrayBuffer): { nums: Float64Array; ints: Uint32Array; flags: Uint8Array } {
   const flagCount = 2 * plan.cohorts.length + plan.clauseTests.length;
-  const size = plan.numCount * Float64Array.BYTES_PER_ELEMENT + flagCount;
-  const buffer = reuse !== undefined && reuse.byteLength === size ? reuse : new ArrayBuffer(size);
-  return { nums: new Float64Array(buffer, 0, plan.numCount), flags: new Uint8Array(buffer, plan.numCount * Float64Array.BYTES_PER_ELEMENT, flagCount) };
+  const numBytes = plan.numCount * Float64Array.BYTES_PER_ELEMENT;
+  const buffer = reuse !== undefined && reuse.byteLength === numBytes + flagCount ? reuse : new ArrayBuffer(numBytes + flagCount);
+  return {
+    nums: new Float64Array(buffer, 0, plan.numCount),
+    ints: new Uint32Array(buffer, 0, 2 * plan.numCount),
+    flags: new Uint8Array(buffer, numBytes, flagCount),
+  };
 }
 
-/** Per plan: the numbers of an empty state bound to it, as 32-bit words (what packed states are stored against). */
+/** Per plan: the numbers of an empty state bound to it, as 32-bit words (what packed states are stored against): the 32-bit fields are already words. */
 const emptyWords = new WeakMap<Plan, Int32Array>();
 
 function emptyWordsOf(plan: Plan): Int32Array {
@@ -209,9 +221,6 @@ function emptyWordsOf(plan: Plan): Int32Array {
   }
   return words;
 }
-
-const NO_NUMS = new Float64Array(0);
-const NO_FLAGS = new Uint8Array(0);
 
 /**
  * Holds a bound state compactly (an owner's resident tier): only the numbers that differ, bit for bit, from those of
@@ -263,6 +272,7 @@ export function packState(state: UserState): ArrayBuffer | undefined {
   } else packed.set(flags, flagsAt);
   state.packed = packed;
   state.nums = NO_NUMS;
+  state.ints = NO_INTS;
   state.flags = NO_FLAGS;
   return released as ArrayBuffer | undefined;
 }
@@ -280,7 +290,7 @@ export function unpackState(state: UserState, reuse?: ArrayBuffer): void {
   const packed = state.packed;
   const plan = state.plan;
   if (packed === undefined || plan === undefined) return;
-  const { nums, flags } = allocate(plan, reuse);
+  const { nums, ints, flags } = allocate(plan, reuse);
   const count = nums.length;
   const words = new Int32Array(nums.buffer, nums.byteOffset, 2 * count);
   const head = new Int32Array(packed.buffer, packed.byteOffset, 2);
@@ -309,6 +319,7 @@ export function unpackState(state: UserState, reuse?: ArrayBuffer): void {
     }
   } else flags.set(packed.subarray(flagsAt));
   state.nums = nums;
+  state.ints = ints;
   state.flags = flags;
   state.packed = undefined;
 }

@@ -46,7 +46,7 @@ export class EngagedCompletionSlot extends BaseSlot {
   }
 
   resetSource(changed: string): string {
-    return zeroSource(this.num, 2, changed);
+    return zeroSource('nums', this.num, 2, changed);
   }
 
   valueSource(): string {

@@ -98,11 +98,11 @@ export class EngagedTimeSlot extends BaseSlot {
 
   /** Plain sums and `first N` as generated code (state/generated.ts); sliding sums keep their calls. */
   eventSource(matched: string, changed: string, constants: number[]): string | undefined {
-    return tallySource(this.form, this.during, this.n, this.num, 's.engagedSeconds', matched, changed, constants);
+    return tallySource('nums', this.form, this.during, this.n, this.num, 's.engagedSeconds', matched, changed, constants);
   }
 
   resetSource(changed: string): string {
-    return zeroSource(this.num, 1, changed);
+    return zeroSource('nums', this.num, 1, changed);
   }
 
   valueSource(): string {

@@ -1,13 +1,12 @@
 // Expression clause slots (E4): the number of events of a name that match `where` within `during`. All-time and
 // fixed windows are counters, session/view runs counters reset on a run change, `first N` counts among the first N
 // events of the name, `last N` keeps N bits, `the_last` a capped ring of match times.
-// Numbers: [count] | first [seen, matched] | last a bit ring (bits.ts) | the_last a TimeRingLayout.
+// Numbers: [count] | first [seen, matched] | last a bit ring (bits.ts), all 32-bit; the_last a TimeRingLayout (64-bit).
 
 import type { During } from '../../query/ast.js';
 import { bitRingWidths, initBitRing, isBitRing, pushBit } from './bits.js';
-import { areCounts } from './shape.js';
-import { numSource, tallySource, zeroSource } from './source.js';
-import { BaseSlot, noteExpiry, type Adoption, type SlotStore } from './types.js';
+import { intSource, numSource, tallySource, zeroSource } from './source.js';
+import { BaseSlot, increment, noteExpiry, type Adoption, type SlotStore } from './types.js';
 import { TimeRingLayout, formOf, inFixedWindow, windowCount, windowMs, type Form } from './window.js';
 
 export class ExpressionSlot extends BaseSlot {
@@ -35,14 +34,15 @@ export class ExpressionSlot extends BaseSlot {
     this.timed = this.form === 'the_last';
     this.ring = new TimeRingLayout(cap);
     const bits = bitRingWidths(this.n);
-    this.numWidth = this.form === 'first' ? 2 : this.form === 'last' ? bits.numWidth : this.form === 'the_last' ? this.ring.numWidth : 1;
+    this.numWidth = this.form === 'the_last' ? this.ring.numWidth : 0;
+    this.intWidth = this.form === 'first' ? 2 : this.form === 'last' ? bits.numWidth : this.form === 'the_last' ? 0 : 1;
     this.objWidth = this.form === 'last' ? bits.objWidth : this.form === 'the_last' ? this.ring.objWidth : 0;
   }
 
   init(s: SlotStore): void {
-    s.nums.fill(0, this.num, this.num + this.numWidth);
-    if (this.form === 'last') initBitRing(s.nums, this.num, s.objs, this.obj, this.n);
     if (this.form === 'the_last') this.ring.init(s.nums, this.num, s.objs, this.obj);
+    else if (this.form === 'last') initBitRing(s.ints, this.int, s.objs, this.obj, this.n);
+    else s.ints.fill(0, this.int, this.int + this.intWidth);
   }
 
   /** `the_last` encodes its ring as [cap, times] whatever the layout, so other caps can adopt it. */
@@ -59,25 +59,25 @@ export class ExpressionSlot extends BaseSlot {
   protected check(s: SlotStore): Adoption {
     switch (this.form) {
       case 'last':
-        return isBitRing(s.nums, this.num, s.objs, this.obj, this.n) ? 'current' : 'invalid';
+        return isBitRing(s.ints, this.int, s.objs, this.obj, this.n) ? 'current' : 'invalid';
       case 'first':
-        return areCounts(s.nums, this.num, 2) && (s.nums[this.num] as number) <= this.n ? 'current' : 'invalid';
+        return (s.ints[this.int] as number) <= this.n ? 'current' : 'invalid';
       default:
-        return areCounts(s.nums, this.num, 1) ? 'current' : 'invalid';
+        return 'current';
     }
   }
 
   onEvent(s: SlotStore, matched: boolean): boolean {
-    const nums = s.nums;
-    const at = this.num;
+    const ints = s.ints;
+    const at = this.int;
     switch (this.form) {
       case 'first':
-        if ((nums[at] as number) >= this.n) return false;
-        nums[at] = (nums[at] as number) + 1;
-        if (matched) nums[at + 1] = (nums[at + 1] as number) + 1;
+        if ((ints[at] as number) >= this.n) return false;
+        increment(ints, at);
+        if (matched) increment(ints, at + 1);
         return matched;
       case 'last':
-        pushBit(nums, at, s.objs, this.obj, this.n, matched);
+        pushBit(ints, at, s.objs, this.obj, this.n, matched);
         return true;
       case 'the_last':
         if (!matched) return false;
@@ -88,43 +88,43 @@ export class ExpressionSlot extends BaseSlot {
       case 'before':
       case 'after':
         if (!matched || !inFixedWindow(this.during, s.time)) return false;
-        nums[at] = (nums[at] as number) + 1;
+        increment(ints, at);
         return true;
       default:
         if (!matched) return false;
-        nums[at] = (nums[at] as number) + 1;
+        increment(ints, at);
         return true;
     }
   }
 
   /** Counts and `first N` as generated code (state/generated.ts); rings (`last N`, `the_last`) keep their calls. */
   eventSource(matched: string, changed: string, constants: number[]): string | undefined {
-    return tallySource(this.form, this.during, this.n, this.num, '1', matched, changed, constants);
+    return tallySource('ints', this.form, this.during, this.n, this.int, '1', matched, changed, constants);
   }
 
   resetSource(changed: string): string {
-    return zeroSource(this.num, 1, changed);
+    return zeroSource('ints', this.int, 1, changed);
   }
 
   valueSource(): string | undefined {
     switch (this.form) {
       case 'first':
-        return numSource(this.num + 1);
+        return intSource(this.int + 1);
       case 'last':
-        return numSource(this.num + 2);
+        return intSource(this.int + 2);
       case 'the_last':
         return this.ring.inline ? numSource(this.num) : undefined;
       default:
-        return numSource(this.num);
+        return intSource(this.int);
     }
   }
 
   onSessionStart(s: SlotStore): boolean {
-    return resetCount(s.nums, this.num);
+    return resetCount(s.ints, this.int);
   }
 
   onViewStart(s: SlotStore): boolean {
-    return resetCount(s.nums, this.num);
+    return resetCount(s.ints, this.int);
   }
 
   refresh(s: SlotStore): boolean {
@@ -138,19 +138,19 @@ export class ExpressionSlot extends BaseSlot {
   value(s: SlotStore): number {
     switch (this.form) {
       case 'first':
-        return s.nums[this.num + 1] as number;
+        return s.ints[this.int + 1] as number;
       case 'last':
-        return s.nums[this.num + 2] as number;
+        return s.ints[this.int + 2] as number;
       case 'the_last':
         return this.ring.length(s.nums, this.num, s.objs, this.obj);
       default:
-        return s.nums[this.num] as number;
+        return s.ints[this.int] as number;
     }
   }
 }
 
-function resetCount(nums: Float64Array, at: number): boolean {
-  if (nums[at] === 0) return false;
-  nums[at] = 0;
+function resetCount(ints: Uint32Array, at: number): boolean {
+  if (ints[at] === 0) return false;
+  ints[at] = 0;
   return true;
 }

@@ -24,7 +24,7 @@ export function areCounts(nums: Float64Array, at: number, count: number): boolea
 }
 
 /** Whether `count` numbers of `nums` from `at` are 0 or 1. */
-export function areFlags(nums: Float64Array, at: number, count: number): boolean {
+export function areFlags(nums: Float64Array | Uint32Array, at: number, count: number): boolean {
   for (let i = 0; i < count; i++) if (!isFlag(nums[at + i])) return false;
   return true;
 }

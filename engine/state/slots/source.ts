@@ -1,25 +1,41 @@
 // Generated-code fragments for slots whose updates are a few operations on the user's numbers (state/generated.ts
 // writes them in place of the slot's calls). They hold only integers computed here, fixed identifiers (`s` the
-// state, `N` its numbers `s.nums`, `V` the plan's constants) and the fragments the caller passes.
+// state, `N` its 64-bit numbers `s.nums`, `I` its 32-bit ones `s.ints`, `V` the plan's constants) and the fragments
+// the caller passes.
 
 import type { During } from '../../query/ast.js';
+import { UINT_MAX } from './types.js';
 import type { Form } from './window.js';
 
-/** The number at offset `at` of the user's numbers, as an expression. */
+/** Which view of the user's numbers a field is in: `nums` (64-bit) or `ints` (32-bit, saturating counts). */
+export type Cells = 'nums' | 'ints';
+
+/** The 64-bit number at offset `at` of `nums`, as an expression. */
 export function numSource(at: number): string {
   return `N[${at | 0}]`;
 }
 
-/** Adds `amount` (an expression) to the number at `at` when `condition` holds, then runs `changed`. */
-function addSource(condition: string, at: number, amount: string, changed: string): string {
-  return `if (${condition}) { ${numSource(at)} += ${amount}; ${changed} }`;
+/** The 32-bit number at offset `at` of `ints`, as an expression. */
+export function intSource(at: number): string {
+  return `I[${at | 0}]`;
 }
 
-/** A run reset: when the number at `at` is not 0, sets it and the `width - 1` after it to 0, then runs `changed`. */
-export function zeroSource(at: number, width: number, changed: string): string {
+function cellSource(cells: Cells, at: number): string {
+  return cells === 'ints' ? intSource(at) : numSource(at);
+}
+
+/** Adds `amount` to the field at `at`: a 32-bit one only adds 1, and holds at UINT_MAX (types.ts `increment`). */
+function addToSource(cells: Cells, at: number, amount: string): string {
+  if (cells === 'nums') return `${numSource(at)} += ${amount};`;
+  if (amount !== '1') throw new Error(`a 32-bit field counts by 1, not ${amount}`);
+  return `if (${intSource(at)} < ${UINT_MAX}) ${intSource(at)} += 1;`;
+}
+
+/** A run reset: when the field at `at` is not 0, sets it and the `width - 1` after it to 0, then runs `changed`. */
+export function zeroSource(cells: Cells, at: number, width: number, changed: string): string {
   const zeroes: string[] = [];
-  for (let i = 0; i < width; i++) zeroes.push(`${numSource(at + i)} = 0;`);
-  return `if (${numSource(at)} !== 0) { ${zeroes.join(' ')} ${changed} }`;
+  for (let i = 0; i < width; i++) zeroes.push(`${cellSource(cells, at + i)} = 0;`);
+  return `if (${cellSource(cells, at)} !== 0) { ${zeroes.join(' ')} ${changed} }`;
 }
 
 /**
@@ -48,18 +64,19 @@ function fixedWindowSource(during: During | undefined, constants: number[]): str
  * `first N` upkeep: counts the event among the first N (the number at `seen`, below the constant N) and, when
  * `matched`, runs `update` then `changed`; nothing once N events were seen.
  */
-function firstSource(seen: number, n: number, matched: string, update: string, changed: string, constants: number[]): string {
+function firstSource(cells: Cells, seen: number, n: number, matched: string, update: string, changed: string, constants: number[]): string {
   const at = constants.length | 0;
   constants.push(n);
-  return `if (!(${numSource(seen)} >= V[${at}])) { ${numSource(seen)} += 1; if (${matched}) { ${update} ${changed} } }`;
+  return `if (!(${cellSource(cells, seen)} >= V[${at}])) { ${addToSource(cells, seen, '1')} if (${matched}) { ${update} ${changed} } }`;
 }
 
 /**
- * The update of a tally (expression counts add 1, engaged_time sums the event's seconds: `amount`) at `at`: plain
- * forms add when `matched` and within a fixed window; `first N` keeps [seen, tally]; undefined for the forms that
- * keep rings or sliding sums (`last N`, `the_last`), whose calls stay.
+ * The update of a tally (expression counts add 1 in `ints`, engaged_time sums the event's seconds in `nums`:
+ * `amount`) at `at`: plain forms add when `matched` and within a fixed window; `first N` keeps [seen, tally];
+ * undefined for the forms that keep rings or sliding sums (`last N`, `the_last`), whose calls stay.
  */
 export function tallySource(
+  cells: Cells,
   form: Form,
   during: During | undefined,
   n: number,
@@ -71,11 +88,11 @@ export function tallySource(
 ): string | undefined {
   switch (form) {
     case 'first':
-      return firstSource(at, n, matched, `${numSource(at + 1)} += ${amount};`, changed, constants);
+      return firstSource(cells, at, n, matched, addToSource(cells, at + 1, amount), changed, constants);
     case 'last':
     case 'the_last':
       return undefined;
     default:
-      return addSource(`(${matched})${fixedWindowSource(during, constants)}`, at, amount, changed);
+      return `if ((${matched})${fixedWindowSource(during, constants)}) { ${addToSource(cells, at, amount)} ${changed} }`;
   }
 }

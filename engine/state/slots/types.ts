@@ -20,9 +20,14 @@ export interface Trackers {
   readonly engagedCompletion: number;
 }
 
-/** A user's slot storage: every slot's numbers in one array (cache-friendly), ring objects beside it. */
+/**
+ * A user's slot storage: every slot's numbers in one buffer (cache-friendly), ring objects beside it. The buffer is
+ * read through two views: `nums` for 64-bit fields (times, sums, anything fractional or NaN) and `ints` for 32-bit
+ * ones (counts, flags, ordinals, bit words: unsigned, saturating at UINT_MAX), each slot's fields side by side.
+ */
 export interface SlotStore extends Trackers {
   readonly nums: Float64Array;
+  readonly ints: Uint32Array;
   readonly objs: unknown[];
   /** No timed slot's value changes before this effective time (each slot's own bound is in `nums`). */
   nextExpiry: number;
@@ -32,6 +37,18 @@ export interface SlotStore extends Trackers {
 export function noteExpiry(s: SlotStore, expiryAt: number, at: number): void {
   if (at < (s.nums[expiryAt] as number)) s.nums[expiryAt] = at;
   if (at < s.nextExpiry) s.nextExpiry = at;
+}
+
+/** The largest value a 32-bit field holds: counts stop there (a user would need that many events). */
+export const UINT_MAX = 0xffff_ffff;
+
+function isUint32(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= UINT_MAX;
+}
+
+/** Adds 1 to the 32-bit field at `at`, holding at UINT_MAX instead of wrapping to 0. */
+export function increment(ints: Uint32Array, at: number): void {
+  if ((ints[at] as number) < UINT_MAX) ints[at] = (ints[at] as number) + 1;
 }
 
 /** How a stored slot fits the plan's definition: usable, usable but not up to date (backfill), or unusable. */
@@ -51,14 +68,19 @@ export interface SlotDef {
   readonly resetsOnView: boolean;
   /** Whether the value can change as time passes with no matching event (`the_last` windows). */
   readonly timed: boolean;
-  /** Numbers and objects the slot occupies, and where (offsets set once by the compiler). */
+  /**
+   * 64-bit numbers, 32-bit numbers and objects the slot occupies, and where: `num` indexes `nums`, `int` indexes
+   * `ints` (offsets set once by the compiler). Encoded, the tuple is the numbers, then the 32-bit ones, then the objects.
+   */
   readonly numWidth: number;
+  readonly intWidth: number;
   readonly objWidth: number;
   readonly num: number;
+  readonly int: number;
   readonly obj: number;
   /** Timed slots: where in `nums` the slot's expiry bound sits (not part of its encoded tuple; -1 when not timed). */
   readonly expiryAt: number;
-  place(num: number, obj: number, expiryAt: number): void;
+  place(num: number, int: number, obj: number, expiryAt: number): void;
   /** Writes the empty aggregate. */
   init(s: SlotStore): void;
   /** Reads an encoded tuple (possibly from another plan version) into the store, upgrading it when it can. */
@@ -79,7 +101,7 @@ export interface SlotDef {
   value(s: SlotStore): number;
   /**
    * Generated code (state/generated.ts) in place of `onEvent`, for forms whose update is a few operations on
-   * `s.nums` (slots/source.ts): statements that update the slot as `onEvent(s, matched)` would (`matched` is a boolean
+   * the user's numbers (slots/source.ts): statements that update the slot as `onEvent(s, matched)` would (`matched` is a boolean
    * expression) and run `changed` where it would return true; undefined: the generated code calls `onEvent`.
    */
   eventSource?(matched: string, changed: string, constants: number[]): string | undefined;
@@ -113,13 +135,16 @@ export abstract class BaseSlot implements SlotDef {
   resetsOnView = false;
   timed = false;
   numWidth = 1;
+  intWidth = 0;
   objWidth = 0;
   num = 0;
+  int = 0;
   obj = 0;
   expiryAt = -1;
 
-  place(num: number, obj: number, expiryAt: number): void {
+  place(num: number, int: number, obj: number, expiryAt: number): void {
     this.num = num;
+    this.int = int;
     this.obj = obj;
     this.expiryAt = expiryAt;
   }
@@ -128,15 +153,22 @@ export abstract class BaseSlot implements SlotDef {
   /** Checks the numbers and objects just read (kind-specific ranges, ring shapes, cap upgrades). */
   protected abstract check(s: SlotStore): Adoption;
 
+  /** A 32-bit field takes only what it can hold exactly: an integer in [0, UINT_MAX]. */
   adopt(tuple: unknown, s: SlotStore): Adoption {
-    if (!Array.isArray(tuple) || tuple.length !== this.numWidth + this.objWidth) return 'invalid';
+    const numbers = this.numWidth + this.intWidth;
+    if (!Array.isArray(tuple) || tuple.length !== numbers + this.objWidth) return 'invalid';
     for (let i = 0; i < this.numWidth; i++) {
       const v: unknown = tuple[i];
       if (v === null) s.nums[this.num + i] = Number.NaN;
       else if (typeof v === 'number') s.nums[this.num + i] = v;
       else return 'invalid';
     }
-    for (let j = 0; j < this.objWidth; j++) s.objs[this.obj + j] = tuple[this.numWidth + j];
+    for (let i = 0; i < this.intWidth; i++) {
+      const v: unknown = tuple[this.numWidth + i];
+      if (!isUint32(v)) return 'invalid';
+      s.ints[this.int + i] = v;
+    }
+    for (let j = 0; j < this.objWidth; j++) s.objs[this.obj + j] = tuple[numbers + j];
     return this.check(s);
   }
 
@@ -146,6 +178,7 @@ export abstract class BaseSlot implements SlotDef {
       const v = s.nums[this.num + i] as number;
       out.push(Number.isNaN(v) ? null : v);
     }
+    for (let i = 0; i < this.intWidth; i++) out.push(s.ints[this.int + i] as number);
     for (let j = 0; j < this.objWidth; j++) out.push(s.objs[this.obj + j]);
     return out;
   }
