@@ -1,7 +1,8 @@
 // The process of benchmark (6): the real ingest pipeline (server/ingest, threads 0 as `serve` runs it) over LevelDB
 // in a temp dir, with the 100 bench cohorts; one event appended for each of N users, RSS read at every step.
 // Prints one JSON line per step and a final one. Run by bench/memory.ts: node dist/bench/memory-process.js N STEPS
-// [DECODED] (`serve --decoded-states`: the owner keeps that many states decoded, the others packed; default all).
+// [--in-flight K] [--decoded-states D] (K appends kept in flight, default 4,096; `serve --decoded-states`: the owner
+// keeps D states decoded, the others packed; default all).
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -14,14 +15,23 @@ import { openIngestPipeline } from '../server/ingest/index.js';
 import type { NewEvent } from '../server/ingest/types.js';
 import { openLevelStore } from '../server/store/level.js';
 import { SampleGenerator } from '../test/support/sample-cohorts.js';
+import { IN_FLIGHT as DEFAULT_IN_FLIGHT } from './memory.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
 
 const users = Number(process.argv[2] ?? '1000000');
 const steps = Number(process.argv[3] ?? '10');
-const decodedStates = process.argv[4] === undefined ? undefined : Number(process.argv[4]);
+/** The value after `flag` in the arguments, as a number (undefined when absent). */
+function option(flag: string): number | undefined {
+  const at = process.argv.indexOf(flag);
+  if (at < 0) return undefined;
+  const value = Number(process.argv[at + 1]);
+  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${flag}: expected a whole number >= 1, not "${process.argv[at + 1]}"`);
+  return value;
+}
+const decodedStates = option('--decoded-states');
+const IN_FLIGHT = option('--in-flight') ?? DEFAULT_IN_FLIGHT;
 const SEED = 43;
 const ORG = randomUUID();
-const IN_FLIGHT = 4_096;
 const WARM_USERS = 1_000;
 /** The resident states' byte bound (`serve --state-cache-bytes`): past it, users are snapshotted and forgotten. */
 export const STATE_CACHE_BYTES = 1024 ** 3;

@@ -12,7 +12,12 @@ export interface MemoryBenchOptions {
   readonly steps: number;
   /** `serve --decoded-states`: states the owner keeps decoded, the others packed (default all decoded). */
   readonly decodedStates?: number;
+  /** Appends kept in flight (default IN_FLIGHT: fast to fill; the HTTP benchmarks keep 50, one per connection). */
+  readonly inFlight?: number;
 }
+
+/** Appends in flight unless told: the pipeline's groups fill at once, so a million users take a few minutes. */
+export const IN_FLIGHT = 4_096;
 
 export interface MemoryPoint {
   readonly users: number;
@@ -37,6 +42,8 @@ export interface MemoryBenchResult {
   readonly bytesPerUser: number;
   /** `--decoded-states` of the run, when given. */
   readonly decodedStates?: number;
+  /** Appends in flight (absent in results of older runs, which kept IN_FLIGHT). */
+  readonly inFlight?: number;
   readonly eventsPerSecond: number;
 }
 
@@ -44,7 +51,10 @@ const PROCESS = join(dirname(fileURLToPath(import.meta.url)), 'memory-process.js
 
 export function runMemoryBench(options: MemoryBenchOptions, progress: Progress): Promise<MemoryBenchResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [...SERVE_NODE_OPTIONS, '--expose-gc', PROCESS, String(options.users), String(options.steps), ...(options.decodedStates === undefined ? [] : [String(options.decodedStates)])], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const inFlight = options.inFlight ?? IN_FLIGHT;
+    const args = [PROCESS, String(options.users), String(options.steps), '--in-flight', String(inFlight)];
+    if (options.decodedStates !== undefined) args.push('--decoded-states', String(options.decodedStates));
+    const child = spawn(process.execPath, [...SERVE_NODE_OPTIONS, '--expose-gc', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stderr = '';
     let buffered = '';
     let base = 0;
@@ -74,7 +84,7 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
     child.once('exit', (code) => {
       const last = points[points.length - 1];
       if (code !== 0 || last === undefined) reject(new Error(`memory process exited ${code}: ${stderr.split('\n').find((l) => l.trim() !== '') ?? ''}`));
-      else resolve({ users: options.users, baselineRssBytes: base, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate, ...(options.decodedStates === undefined ? {} : { decodedStates: options.decodedStates }) });
+      else resolve({ users: options.users, baselineRssBytes: base, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate, inFlight, ...(options.decodedStates === undefined ? {} : { decodedStates: options.decodedStates }) });
     });
   });
 }

@@ -40,6 +40,8 @@ export interface BenchResults {
   readonly memory?: Outcome<MemoryBenchResult>;
   /** The same pipeline with `--decoded-states` (memory.ts): states past it held packed. */
   readonly memoryEncoded?: Outcome<MemoryBenchResult>;
+  /** The same pipeline with fewer appends in flight (as many as the HTTP benchmarks' connections). */
+  readonly memoryFewInFlight?: Outcome<MemoryBenchResult>;
   readonly reactions?: Outcome<ReactionsBenchResult>;
   readonly dashboard?: Outcome<DashboardBenchResult>;
   readonly cluster?: Outcome<ClusterBenchResult>;
@@ -146,7 +148,7 @@ export function renderResults(r: BenchResults): string {
   if (r.engine !== undefined) out.push(...renderEngine(r.engine));
   if (r.reference !== undefined) out.push(...renderReference(r.reference));
   if (r.backfill !== undefined) out.push(...renderBackfill(r.backfill, m.cores));
-  if (r.memory !== undefined) out.push(...renderMemory(r.memory, r.memoryEncoded));
+  if (r.memory !== undefined) out.push(...renderMemory(r.memory, r.memoryEncoded, r.memoryFewInFlight));
   if (r.reactions !== undefined) out.push(...renderReactions(r.reactions));
   if (r.cluster !== undefined) out.push(...renderCluster(r.cluster));
   return out.join('\n');
@@ -391,12 +393,12 @@ function memoryTable(points: MemoryBenchResult['points']): string[] {
   ];
 }
 
-function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenchResult> | undefined): string[] {
+function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenchResult> | undefined, few: Outcome<MemoryBenchResult> | undefined): string[] {
   const out = ['### (6) Memory: resident bytes per user', ''];
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const mem = o.value;
   out.push(
-    `Measured ${o.at}. A separate process (with serve's node options, cli/node-options.ts) runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
+    `Measured ${o.at}. A separate process (with serve's node options, cli/node-options.ts) runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${mem.inFlight === undefined ? '' : `${int(mem.inFlight)} appends in flight, `}${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
     '',
     ...memoryTable(mem.points),
   );
@@ -408,6 +410,14 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
       ...memoryTable(e.points),
     );
   } else if (encoded !== undefined) out.push(`With \`--decoded-states\`: not available (${encoded.at}): ${encoded.reason}`, '');
+  if (few?.ok) {
+    const f = few.value;
+    out.push(
+      `The same with ${int(f.inFlight ?? 0)} appends in flight, as many as the HTTP benchmarks' connections (measured ${few.at}; warm-up RSS ${mib(f.baselineRssBytes)}, ${int(f.eventsPerSecond)} appends/s): with thousands in flight, more of their objects live through two young-generation collections and are promoted, and the pages the old generation frees them from stay resident, part-used (the V8 heap's resident pages); the other rows of this section keep ${int(mem.inFlight ?? 4_096)}, which fills a million users in minutes.`,
+      '',
+      ...memoryTable(f.points),
+    );
+  } else if (few !== undefined) out.push(`With fewer appends in flight: not available (${few.at}): ${few.reason}`, '');
   return out;
 }
 

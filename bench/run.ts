@@ -31,6 +31,8 @@ interface Settings {
   readonly memory: MemoryBenchOptions;
   /** The same with `--decoded-states`: the owner holds its least recently used states packed. */
   readonly memoryEncoded: MemoryBenchOptions;
+  /** The same with as many appends in flight as the HTTP benchmarks' connections. */
+  readonly memoryFewInFlight: MemoryBenchOptions;
   /** Passed to bench/backfill.ts's runBackfillBench (its defaults in a full run). */
   readonly backfill: object;
   /** Users of the reactions benchmark's delivery part. */
@@ -53,6 +55,7 @@ export const FULL: Settings = {
   reference: { seed: SEED, cohorts: COHORTS, history: 10_000, users: 3, events: 10 },
   memory: { users: 1_000_000, steps: 10 },
   memoryEncoded: { users: 100_000, steps: 1, decodedStates: 8_192 },
+  memoryFewInFlight: { users: 100_000, steps: 1, inFlight: 50 },
   backfill: {},
   reactionUsers: 5_000,
   dashboard: { cohorts: 1000, runs: 5 },
@@ -70,6 +73,7 @@ export const QUICK: Settings = {
   reference: { seed: SEED, cohorts: COHORTS, history: 10_000, users: 1, events: 3 },
   memory: { users: 20_000, steps: 2 },
   memoryEncoded: { users: 20_000, steps: 1, decodedStates: 2_048 },
+  memoryFewInFlight: { users: 20_000, steps: 1, inFlight: 50 },
   backfill: { users: 500 },
   reactionUsers: 1_000,
   dashboard: { cohorts: 1000, runs: 2 },
@@ -206,6 +210,9 @@ export async function main(argv: readonly string[]): Promise<void> {
     const encoded = settings.memoryEncoded;
     progress(`memory benchmark with --decoded-states ${encoded.decodedStates?.toLocaleString('en')}: ${encoded.users.toLocaleString('en')} users`);
     results.memoryEncoded = await attempt('memory', () => runMemoryBench(encoded, progress));
+    const few = settings.memoryFewInFlight;
+    progress(`memory benchmark with ${few.inFlight?.toLocaleString('en')} appends in flight: ${few.users.toLocaleString('en')} users`);
+    results.memoryFewInFlight = await attempt('memory', () => runMemoryBench(few, progress));
   }
 
   if (has('dashboard')) {

@@ -90,7 +90,16 @@ describe('bench report', () => {
       eventsPerSecond: 3_000,
       ...(decodedStates === undefined ? {} : { decodedStates }),
     });
-    const text = renderResults({ ...base, memory: { ok: true, at: 'now', value: run(13_000) }, memoryEncoded: { ok: true, at: 'now', value: run(3_900, 8_192) } });
+    const few = { ...run(9_000), inFlight: 50 };
+    const text = renderResults({
+      ...base,
+      memory: { ok: true, at: 'now', value: { ...run(13_000), inFlight: 4_096 } },
+      memoryEncoded: { ok: true, at: 'now', value: run(3_900, 8_192) },
+      memoryFewInFlight: { ok: true, at: 'now', value: few },
+    });
+    expect(text).toContain('new users (4,096 appends in flight, 3,000 appends/s;');
+    expect(text).toContain("The same with 50 appends in flight, as many as the HTTP benchmarks' connections");
+    expect(text).toMatch(/\| 100,000 \| \d+ MiB \| 64 MiB \|  \| 32 MiB \|  \|  \|  \| 9,000 \|/);
     expect(text).toMatch(/Resident memory per hot user \(RSS at 100,000 users\), 100 cohorts \| ≤ 4,000 B \| 13,000 \| \*\*missed\*\* \|/);
     expect(text).toMatch(/Resident memory per hot user at 100,000 users with --decoded-states 8,192 \(.*3,000 appends\/s\) \| ≤ 4,000 B \| 3,900 \| met \|/);
     expect(text).toContain('The same with `--decoded-states 8,192`');
