@@ -100,9 +100,9 @@ export interface SlotDef {
   /** The slot's value now (a count, a sum, a largest completion, or 0/1 for transitions). */
   value(s: SlotStore): number;
   /**
-   * Generated code (state/generated.ts) in place of `onEvent`, for forms whose update is a few operations on
-   * the user's numbers (slots/source.ts): statements that update the slot as `onEvent(s, matched)` would (`matched` is a boolean
-   * expression) and run `changed` where it would return true; undefined: the generated code calls `onEvent`.
+   * Generated code (state/generated.ts) in place of `onEvent`, for forms whose update is a few operations on the
+   * user's numbers (slots/source.ts): statements that update the slot as `onEvent(s, matched)` would (`matched` is a
+   * boolean expression) and run `changed` where it would return true; undefined: the generated code calls `onEvent`.
    */
   eventSource?(matched: string, changed: string, constants: number[]): string | undefined;
   /** Likewise in place of the run reset (`onSessionStart` / `onViewStart`, whichever the slot's form resets on). */
