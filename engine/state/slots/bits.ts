@@ -1,5 +1,7 @@
 // A ring of the most recent N bits (`last N` windows): numbers [filled, head, ones] in the user's numeric store at
-// `at`, then the bits: inline as one 32-bit word (a fourth number) when N <= 32, else packed in a Uint8Array. The
+// `at`, then the bits: inline as one 32-bit word (a fourth number) when N <= 32, else packed in a Uint8Array that
+// grows with the bits pushed (at most N / 8 bytes: a user's ring is never larger than its history of that event,
+// whatever N a query names; the head stays 0 until the ring is full, so the bits so far are positions 0..filled). The
 // numbers are either view of the store (`Cells`): expression slots keep theirs in 32-bit fields, engaged_views in
 // 64-bit ones beside its other numbers.
 
@@ -18,9 +20,12 @@ export function initBitRing(nums: Cells, at: number, objs: unknown[], obj: numbe
     nums.fill(0, at, at + 4);
   } else {
     nums.fill(0, at, at + 3);
-    objs[obj] = new Uint8Array(Math.ceil(size / 8));
+    objs[obj] = NO_BITS;
   }
 }
+
+/** A ring's bytes before its first bit (shared, never written: `setBit` replaces it). */
+const NO_BITS = new Uint8Array(0);
 
 /** Whether the stored numbers (and bytes) form a ring of `size` bits. */
 export function isBitRing(nums: Cells, at: number, objs: unknown[], obj: number, size: number): boolean {
@@ -36,8 +41,11 @@ export function isBitRing(nums: Cells, at: number, objs: unknown[], obj: number,
     const word = nums[at + 3] as number;
     return Number.isInteger(word) && word >= 0 && word <= 0xffff_ffff;
   }
+  // Grown as bits came: every position pushed so far is in the bytes (all of them once full), none past N.
   const bytes = objs[obj];
-  return bytes instanceof Uint8Array && bytes.length === Math.ceil(size / 8);
+  const full = Math.ceil(size / 8);
+  if (!(bytes instanceof Uint8Array) || bytes.length > full) return false;
+  return filled === size ? bytes.length === full : head === 0 && bytes.length >= Math.ceil(filled / 8);
 }
 
 /** Appends a bit; when the ring is full the oldest falls off. */
@@ -68,7 +76,7 @@ export function onesAmongNewest(nums: Cells, at: number, objs: unknown[], obj: n
 function bitAt(nums: Cells, at: number, objs: unknown[], obj: number, size: number, pos: number): boolean {
   if (size <= INLINE_BITS_MAX) return (((nums[at + 3] as number) >>> pos) & 1) === 1;
   const bytes = objs[obj] as Uint8Array;
-  return (((bytes[pos >> 3] as number) >> (pos & 7)) & 1) === 1;
+  return ((((bytes[pos >> 3] ?? 0) as number) >> (pos & 7)) & 1) === 1;
 }
 
 function setBit(nums: Cells, at: number, objs: unknown[], obj: number, size: number, pos: number, bit: boolean): void {
@@ -77,7 +85,14 @@ function setBit(nums: Cells, at: number, objs: unknown[], obj: number, size: num
     nums[at + 3] = (bit ? word | (1 << pos) : word & ~(1 << pos)) >>> 0;
     return;
   }
-  const bytes = objs[obj] as Uint8Array;
+  let bytes = objs[obj] as Uint8Array;
+  const index = pos >> 3;
+  if (index >= bytes.length) {
+    // Twice the length (at least 16 bytes), capped at the ring's size: amortised O(1) per bit pushed.
+    const grown = new Uint8Array(Math.min(Math.ceil(size / 8), Math.max(16, 2 * bytes.length, index + 1)));
+    grown.set(bytes);
+    objs[obj] = bytes = grown;
+  }
   const mask = 1 << (pos & 7);
-  bytes[pos >> 3] = bit ? (bytes[pos >> 3] as number) | mask : (bytes[pos >> 3] as number) & ~mask;
+  bytes[index] = bit ? (bytes[index] as number) | mask : (bytes[index] as number) & ~mask;
 }

@@ -1,7 +1,11 @@
 // Expression clause slots through the segment step: every `during` form (E4, D33) and re-evaluation at every event (E5).
 
 import { describe, expect, it } from 'vitest';
+import { compilePlan } from '../../plan/compile.js';
 import { DAY, HOUR, MINUTE, T0, cohort, eq, ev, expr, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../../../test/support/engine-queries.js';
+import { createRandom } from '../../../test/support/sample-cohorts.js';
+import { bindState, newUserState } from '../user-state.js';
+import type { SlotDef } from './types.js';
 
 const buy = (t: number, props: Record<string, unknown> = {}, ids = {}) => ev('Buy', t, props, ids);
 const other = (t: number, ids = {}) => ev('Other', t, {}, ids);
@@ -96,5 +100,55 @@ describe('expression clause (E4)', () => {
       const run = runEvents([c], events);
       expect(holdsAfter(run, 1)).toEqual([...Array(n).fill(true), false, false]);
     }
+  });
+
+  it('last N packs its bits in bytes that grow with the events, not with N', () => {
+    // A billion: the ring must not take N / 8 bytes (119 MiB) for a user with three events, nor throw for N past 2^33.
+    for (const n of [1e9, 1e11]) {
+      const c = cohort(1, expr('Buy', { frequency: gte(2), during: { kind: 'last', count: n }, where: pred('properties.x', str('equal_to', 'y')) }));
+      const run = runEvents([c], [buy(T0, { x: 'y' }), buy(T0 + 1), buy(T0 + 2, { x: 'y' })]);
+      expect(holdsAfter(run, 1)).toEqual([false, false, true]);
+      const bytes = run.state.objs.find((o) => o instanceof Uint8Array) as Uint8Array;
+      expect(bytes.length).toBeLessThanOrEqual(16);
+    }
+    // Past 16 bytes it doubles, up to N / 8 once the ring is full; the answers stay exact across the growth.
+    const n = 300;
+    const c = cohort(1, expr('Buy', { frequency: eq(1), during: { kind: 'last', count: n }, where: pred('properties.x', str('equal_to', 'y')) }));
+    const events = [buy(T0, { x: 'y' }), ...Array.from({ length: n + 1 }, (_, i) => buy(T0 + 1 + i))];
+    const run = runEvents([c], events);
+    expect(holdsAfter(run, 1)).toEqual([...Array(n).fill(true), false, false]);
+    expect((run.state.objs.find((o) => o instanceof Uint8Array) as Uint8Array).length).toBe(Math.ceil(n / 8));
+  });
+
+  it('last N over random streams equals counting the matches among the newest N (packed rings, grown and full)', () => {
+    const random = createRandom(7);
+    for (const n of [33, 40, 130, 300]) {
+      // About half the Buys match, and k is about half of N, so the membership flips often once the ring is full.
+      const k = Math.round(n / 2);
+      const c = cohort(1, expr('Buy', { frequency: gte(k), during: { kind: 'last', count: n }, where: pred('properties.x', str('equal_to', 'y')) }));
+      const events = Array.from({ length: 2 * n + 50 }, (_, i) => (random() < 0.8 ? buy(T0 + i, { x: random() < 0.5 ? 'y' : 'n' }) : other(T0 + i)));
+      const expected: boolean[] = [];
+      const matches: boolean[] = [];
+      for (const e of events) {
+        if (e.name === 'Buy') matches.push((e.properties as { x?: string }).x === 'y');
+        expected.push(matches.slice(-n).filter(Boolean).length >= k);
+      }
+      expect(holdsAfter(runEvents([c], events), 1)).toEqual(expected);
+    }
+  });
+
+  it('adopts a stored last N ring only when its bytes hold the bits pushed and no more than N', () => {
+    const n = 100;
+    const plan = compilePlan([cohort(1, expr('Buy', { during: { kind: 'last', count: n } }))], 1);
+    const slot = plan.slots[0] as SlotDef;
+    const state = newUserState();
+    bindState(state, plan);
+    // [filled, head, ones, bytes]: 20 bits pushed fit in 3 bytes; a full ring needs all 13.
+    expect(slot.adopt([20, 0, 5, new Uint8Array(3)], state)).toBe('current');
+    expect(slot.adopt([20, 0, 5, new Uint8Array(2)], state)).toBe('invalid');
+    expect(slot.adopt([20, 4, 5, new Uint8Array(13)], state)).toBe('invalid');
+    expect(slot.adopt([n, 4, 5, new Uint8Array(13)], state)).toBe('current');
+    expect(slot.adopt([n, 4, 5, new Uint8Array(12)], state)).toBe('invalid');
+    expect(slot.adopt([20, 0, 5, new Uint8Array(14)], state)).toBe('invalid');
   });
 });
