@@ -60,7 +60,7 @@ export class UserState implements SlotStore {
    * last decision read a context clause, COHORT_DIRTY when a clause of it went stale since (0: its last decision
    * stands). Only membership is encoded.
    */
-  flags: Uint8Array = new Uint8Array(0);
+  flags: Uint8Array = NO_FLAGS;
   /** Unbound (decoded, not yet used): encoded slot tuples by slot id, and member codes (shared empties when bound). */
   stored: ReadonlyMap<number, unknown> = NO_TUPLES;
   storedMembers: readonly number[] = NO_CODES;
