@@ -21,6 +21,9 @@ const RUNS: ReadonlyArray<{ from: number; count: number; size: ScenarioSize }> =
   // session-scoped cohorts (the session timeout) and transition clauses hearing them
   { from: 6001, count: 300, size: { cohorts: 4, events: 30, clock: 0.3 } },
   { from: 7001, count: 200, size: { cohorts: 4, events: 30, transitionHeavy: true, clock: 0.35, reevaluations: 0.1 } },
+  // `first N` / `last N` past 32 (packed bit rings, grown past 64 bits as events come), over enough events of one
+  // name (a third are PageviewEngagement) to fill and wrap them, with states encoded and decoded between steps
+  { from: 8001, count: 60, size: { cohorts: 4, events: 300, wideCounts: true, reevaluations: 0.05 } },
 ];
 
 /** Seeds whose never-late check (D36) runs: the clock runs, and the others (deadlines after plain events too). */

@@ -12,6 +12,8 @@ export interface QueryOptions {
   readonly code: number;
   /** Instants (epoch ms) worth using as window boundaries, e.g. the events' times, to hit exact edges. */
   readonly instants: readonly number[];
+  /** `first N` / `last N` of 33–80 instead of 1–3: rings past 32 bits (packed bytes, grown past 64 bits). */
+  readonly wideCounts?: boolean;
 }
 
 type Json = unknown;
@@ -145,9 +147,9 @@ export function randomDuring(rng: Rng, options: QueryOptions, countsOften = fals
     case 5:
       return { after: instant() };
     case 6:
-      return { first: rng.int(1, 3) };
+      return { first: options.wideCounts === true ? rng.int(33, 80) : rng.int(1, 3) };
     default:
-      return { last: rng.int(1, 3) };
+      return { last: options.wideCounts === true ? rng.int(33, 80) : rng.int(1, 3) };
   }
 }
 

@@ -51,6 +51,8 @@ export interface ScenarioSize {
    * Cohort 1 is then often session-scoped (`this_session`), so the session timeout makes transitions.
    */
   readonly clock?: number;
+  /** `first N` / `last N` of 33–80 (generate.ts QueryOptions.wideCounts): needs more events of a name than N. */
+  readonly wideCounts?: boolean;
 }
 
 /** A clock advance still to be placed at the engine's next deadline (`offset` 0) or one ms before it (-1). */
@@ -67,7 +69,7 @@ export function buildScenario(seed: number, size: ScenarioSize): Scenario {
   const instants = effectiveTimes(events);
   const ctx = randomContext(rng, instants);
   const cohorts = Array.from({ length: size.cohorts }, (_, i) => {
-    const options = { code: i + 1, instants };
+    const options = { code: i + 1, instants, ...(size.wideCounts === true ? { wideCounts: true } : {}) };
     if (size.transitionHeavy !== true) return { code: i + 1, query: randomQuery(rng, options) };
     if (i === 0 && size.clock !== undefined && rng.chance(0.6)) return { code: 1, query: randomSessionQuery(rng) };
     if (i === 0) return { code: 1, query: randomFlappyQuery(rng) };

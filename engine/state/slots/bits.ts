@@ -1,9 +1,9 @@
 // A ring of the most recent N bits (`last N` windows): numbers [filled, head, ones] in the user's numeric store at
 // `at`, then the bits: inline as one 32-bit word (a fourth number) when N <= 32, else packed in a Uint8Array that
-// grows with the bits pushed (at most N / 8 bytes: a user's ring is never larger than its history of that event,
-// whatever N a query names; the head stays 0 until the ring is full, so the bits so far are positions 0..filled). The
-// numbers are either view of the store (`Cells`): expression slots keep theirs in 32-bit fields, engaged_views in
-// 64-bit ones beside its other numbers.
+// grows with the bits pushed (8 bytes, then twice that, up to N / 8: a user's ring is never larger than its history
+// of that event, whatever N a query names; the head stays 0 until the ring is full, so the bits so far are positions
+// 0..filled). The numbers are either view of the store (`Cells`): expression slots keep theirs in 32-bit fields,
+// engaged_views in 64-bit ones beside its other numbers.
 
 /** The view of a user's numbers a ring lives in. */
 export type Cells = Float64Array | Uint32Array;
@@ -88,8 +88,8 @@ function setBit(nums: Cells, at: number, objs: unknown[], obj: number, size: num
   let bytes = objs[obj] as Uint8Array;
   const index = pos >> 3;
   if (index >= bytes.length) {
-    // Twice the length (at least 16 bytes), capped at the ring's size: amortised O(1) per bit pushed.
-    const grown = new Uint8Array(Math.min(Math.ceil(size / 8), Math.max(16, 2 * bytes.length, index + 1)));
+    // Twice the length (at least 8 bytes), capped at the ring's size: amortised O(1) per bit pushed.
+    const grown = new Uint8Array(Math.min(Math.ceil(size / 8), Math.max(8, 2 * bytes.length, index + 1)));
     grown.set(bytes);
     objs[obj] = bytes = grown;
   }

@@ -109,9 +109,9 @@ describe('expression clause (E4)', () => {
       const run = runEvents([c], [buy(T0, { x: 'y' }), buy(T0 + 1), buy(T0 + 2, { x: 'y' })]);
       expect(holdsAfter(run, 1)).toEqual([false, false, true]);
       const bytes = run.state.objs.find((o) => o instanceof Uint8Array) as Uint8Array;
-      expect(bytes.length).toBeLessThanOrEqual(16);
+      expect(bytes.length).toBeLessThanOrEqual(8);
     }
-    // Past 16 bytes it doubles, up to N / 8 once the ring is full; the answers stay exact across the growth.
+    // Past 8 bytes it doubles, up to N / 8 once the ring is full; the answers stay exact across the growth.
     const n = 300;
     const c = cohort(1, expr('Buy', { frequency: eq(1), during: { kind: 'last', count: n }, where: pred('properties.x', str('equal_to', 'y')) }));
     const events = [buy(T0, { x: 'y' }), ...Array.from({ length: n + 1 }, (_, i) => buy(T0 + 1 + i))];
