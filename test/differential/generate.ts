@@ -12,7 +12,10 @@ export interface QueryOptions {
   readonly code: number;
   /** Instants (epoch ms) worth using as window boundaries, e.g. the events' times, to hit exact edges. */
   readonly instants: readonly number[];
-  /** `first N` / `last N` of 33–80 instead of 1–3: rings past 32 bits (packed bytes, grown past 64 bits). */
+  /**
+   * `first N` / `last N` of 33–80 instead of 1–3 (rings past 32 bits: packed bytes, grown past 64 bits), and counts
+   * compared with 0–12 instead of 0–3 (`the_last` rings past the 8 times kept inline).
+   */
   readonly wideCounts?: boolean;
 }
 
@@ -54,7 +57,7 @@ export function randomClause(rng: Rng, options: QueryOptions): Json {
       const body: Record<string, Json> = { provider: rng.pick(['c1', 'c2', 'c3']) };
       if (rng.chance(0.6)) body['filters'] = randomWhere(rng, 'relative');
       if (rng.chance(0.6)) body['during'] = randomDuring(rng, options, true);
-      if (rng.chance(0.5)) body['frequency'] = randomCount(rng);
+      if (rng.chance(0.5)) body['frequency'] = randomCount(rng, options);
       return { [rng.pick(['in_connections_import_segment', 'not_in_connections_import_segment'])]: body };
     }
   }
@@ -81,7 +84,7 @@ export function randomFlappyQuery(rng: Rng): Json {
 
 function randomExpression(rng: Rng, options: QueryOptions): Json {
   const clause: Record<string, Json> = { event: rng.pick(['Pageview', 'Pageview', 'Click', 'Purchase', 'PageviewEngagement', 'Signup']) };
-  if (rng.chance(0.6)) clause['frequency'] = randomCount(rng);
+  if (rng.chance(0.6)) clause['frequency'] = randomCount(rng, options);
   if (rng.chance(0.6)) clause['during'] = randomDuring(rng, options);
   if (rng.chance(0.5)) clause['where'] = randomWhere(rng, 'event');
   return clause;
@@ -99,14 +102,17 @@ function randomEngagement(rng: Rng, options: QueryOptions): Json {
       const perView = rng.chance(0.5)
         ? { engaged_time: randomComparison(rng, () => rng.pick([0, 1, 5, 10, 30])) }
         : { completion: randomComparison(rng, () => rng.pick([0, 0.25, 0.5, 1, -0.5, -1, 1.25])) };
-      return { engaged_views: { times: randomCount(rng), ...perView, ...during(), ...where() } };
+      return { engaged_views: { times: randomCount(rng, options), ...perView, ...during(), ...where() } };
     }
   }
 }
 
-/** Small thresholds so memberships flip: counts compared with 0..3. */
-function randomCount(rng: Rng): Json {
-  return randomComparison(rng, () => rng.int(0, 3));
+/**
+ * Small thresholds so memberships flip: counts compared with 0..3; with `wideCounts` 0..12, so `the_last` rings (capped
+ * at what the comparisons need) pass the 8 times kept inline and live in an array.
+ */
+function randomCount(rng: Rng, options: QueryOptions): Json {
+  return randomComparison(rng, () => rng.int(0, options.wideCounts === true ? 12 : 3));
 }
 
 /** A number comparison over values from `value` (sorted for `between`); `prefix` for float_ / date_ keys. */
