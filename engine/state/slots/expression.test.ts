@@ -2,7 +2,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { compilePlan } from '../../plan/compile.js';
-import { DAY, HOUR, MINUTE, T0, cohort, eq, ev, expr, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../../../test/support/engine-queries.js';
+import { DAY, HOUR, MINUTE, T0, between, cohort, eq, ev, expr, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../../../test/support/engine-queries.js';
 import { createRandom } from '../../../test/support/sample-cohorts.js';
 import { bindState, newUserState } from '../user-state.js';
 import type { SlotDef } from './types.js';
@@ -38,6 +38,16 @@ describe('expression clause (E4)', () => {
     // window counts: 1,2,3,4,5,  (11: 2..4 out? window (1,11] holds 2,3,4,11 = 4), 12: (2,12] = 3,4,11,12 = 4, 13: 4,11,12,13, 14: 11..14
     expect(holdsAfter(run, 1)).toEqual([false, false, true, true, true, true, true, true, true]);
     expect(holdsAfter(run, 2)).toEqual([true, false, false, false, false, false, false, false, false]);
+  });
+
+  it('the_last keeps a cap past 8 in an array, and drops at once every time that left the window', () => {
+    // between 1 and 10 within 10 minutes: cap 11, past the 8 times kept inline.
+    const c = cohort(1, expr('Buy', { frequency: between(1, 10), during: theLast(10 * MINUTE) }));
+    const buys = Array.from({ length: 10 }, (_, i) => buy(T0 + i * 1000));
+    // 10 minutes after the last Buy every one of the 10 has left: 0, not a member; one Buy later: 1 again.
+    const run = runEvents([c], [...buys, other(T0 + 9000 + 10 * MINUTE), buy(T0 + 9001 + 10 * MINUTE)]);
+    expect(run.plan.slots[0]?.numWidth).toBe(0);
+    expect(holdsAfter(run, 1)).toEqual([...Array(10).fill(true), false, true]);
   });
 
   it('the_last window count drops below the threshold as time passes', () => {
