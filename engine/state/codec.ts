@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { Packr, Unpackr } from 'msgpackr';
 import type { Plan } from '../plan/plan.js';
 import { EngineError } from '../errors.js';
+import { sameJson } from '../same-json.js';
 import { BaseSlot, type SlotDef } from './slots/types.js';
 import { VIEW_GIVEN, VIEW_NONE, UserState, allocate, membershipsOf, unpackState, type StoredSlots } from './user-state.js';
 
@@ -91,7 +92,7 @@ export function encodeState(state: UserState, options: EncodeOptions = {}): Uint
       const slot = slots[i]!;
       if (info.plainNums[i] === true && sameNumbers(state, info.initial, slot)) continue;
       const tuple = slot.encode(state);
-      if (info.plainNums[i] !== true && sameValue(tuple, info.initTuples[i])) continue;
+      if (info.plainNums[i] !== true && sameJson(tuple, info.initTuples[i])) continue;
       ids.push(short ? slot.id % SHORT : slot.id);
       data.push(tuple);
     }
@@ -109,7 +110,7 @@ function encodeFormat3(state: UserState, plan: Plan): Uint8Array {
     const slot = slots[i]!;
     if (info.plainNums[i] === true && sameNumbers(state, info.initial, slot)) continue;
     const tuple = slot.encode(state);
-    if (info.plainNums[i] !== true && sameValue(tuple, info.initTuples[i])) continue;
+    if (info.plainNums[i] !== true && sameJson(tuple, info.initTuples[i])) continue;
     bitmap[bit >> 3]! |= 0x80 >> (bit & 7);
     data.push(tuple);
   }
@@ -439,25 +440,6 @@ function sameNumbers(state: UserState, initial: PlanInfo['initial'], slot: SlotD
   return true;
 }
 
-/** Structural equality of encoded tuples (numbers, null, strings, booleans, arrays, plain objects). */
-function sameValue(a: unknown, b: unknown): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameValue(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b) || ArrayBuffer.isView(a) || ArrayBuffer.isView(b)) return false;
-  const keysA = Object.keys(a);
-  const keysB = Object.keys(b);
-  if (keysA.length !== keysB.length) return false;
-  for (const key of keysA) {
-    if (!Object.prototype.hasOwnProperty.call(b, key)) return false;
-    if (!sameValue((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key])) return false;
-  }
-  return true;
-}
 
 function bad(message: string, cause?: unknown): EngineError {
   const error = new EngineError('ENGINE_BAD_STATE', `cannot decode user state: ${message}`);

@@ -2,11 +2,11 @@
 // `at`, then the bits: inline as one 32-bit word (a fourth number) when N <= 32, else packed in a Uint8Array that
 // grows with the bits pushed (8 bytes, then twice that, up to N / 8: a user's ring is never larger than its history
 // of that event, whatever N a query names; the head stays 0 until the ring is full, so the bits so far are positions
-// 0..filled). The numbers are either view of the store (`Cells`): expression slots keep theirs in 32-bit fields,
+// 0..filled). The numbers are either view of the store (`NumberArray`): expression slots keep theirs in 32-bit fields,
 // engaged_views in 64-bit ones beside its other numbers.
 
 /** The view of a user's numbers a ring lives in. */
-export type Cells = Float64Array | Uint32Array;
+export type NumberArray = Float64Array | Uint32Array;
 
 export const INLINE_BITS_MAX = 32;
 
@@ -15,7 +15,7 @@ export function bitRingWidths(size: number): { numWidth: number; objWidth: numbe
   return size <= INLINE_BITS_MAX ? { numWidth: 4, objWidth: 0 } : { numWidth: 3, objWidth: 1 };
 }
 
-export function initBitRing(nums: Cells, at: number, objs: unknown[], obj: number, size: number): void {
+export function initBitRing(nums: NumberArray, at: number, objs: unknown[], obj: number, size: number): void {
   if (size <= INLINE_BITS_MAX) {
     nums.fill(0, at, at + 4);
   } else {
@@ -28,7 +28,7 @@ export function initBitRing(nums: Cells, at: number, objs: unknown[], obj: numbe
 const NO_BITS = new Uint8Array(0);
 
 /** Whether the stored numbers (and bytes) form a ring of `size` bits. */
-export function isBitRing(nums: Cells, at: number, objs: unknown[], obj: number, size: number): boolean {
+export function isBitRing(nums: NumberArray, at: number, objs: unknown[], obj: number, size: number): boolean {
   const filled = nums[at] as number;
   const head = nums[at + 1] as number;
   const ones = nums[at + 2] as number;
@@ -49,7 +49,7 @@ export function isBitRing(nums: Cells, at: number, objs: unknown[], obj: number,
 }
 
 /** Appends a bit; when the ring is full the oldest falls off. */
-export function pushBit(nums: Cells, at: number, objs: unknown[], obj: number, size: number, bit: boolean): void {
+export function pushBit(nums: NumberArray, at: number, objs: unknown[], obj: number, size: number, bit: boolean): void {
   if (size <= 0) return;
   const filled = nums[at] as number;
   let pos: number;
@@ -66,20 +66,20 @@ export function pushBit(nums: Cells, at: number, objs: unknown[], obj: number, s
 }
 
 /** Ones among the newest `count` bits, for count = size or size - 1. */
-export function onesAmongNewest(nums: Cells, at: number, objs: unknown[], obj: number, size: number, count: number): number {
+export function onesAmongNewest(nums: NumberArray, at: number, objs: unknown[], obj: number, size: number, count: number): number {
   const ones = nums[at + 2] as number;
   if (count >= size || (nums[at] as number) <= count) return ones;
   // count === size - 1 and the ring is full: leave out the oldest bit.
   return ones - (bitAt(nums, at, objs, obj, size, nums[at + 1] as number) ? 1 : 0);
 }
 
-function bitAt(nums: Cells, at: number, objs: unknown[], obj: number, size: number, pos: number): boolean {
+function bitAt(nums: NumberArray, at: number, objs: unknown[], obj: number, size: number, pos: number): boolean {
   if (size <= INLINE_BITS_MAX) return (((nums[at + 3] as number) >>> pos) & 1) === 1;
   const bytes = objs[obj] as Uint8Array;
   return ((((bytes[pos >> 3] ?? 0) as number) >> (pos & 7)) & 1) === 1;
 }
 
-function setBit(nums: Cells, at: number, objs: unknown[], obj: number, size: number, pos: number, bit: boolean): void {
+function setBit(nums: NumberArray, at: number, objs: unknown[], obj: number, size: number, pos: number, bit: boolean): void {
   if (size <= INLINE_BITS_MAX) {
     const word = nums[at + 3] as number;
     nums[at + 3] = (bit ? word | (1 << pos) : word & ~(1 << pos)) >>> 0;

@@ -8,7 +8,7 @@ import { UINT_MAX } from './types.js';
 import type { Form } from './window.js';
 
 /** Which view of the user's numbers a field is in: `nums` (64-bit) or `ints` (32-bit, saturating counts). */
-export type Cells = 'nums' | 'ints';
+export type View = 'nums' | 'ints';
 
 /** The 64-bit number at offset `at` of `nums`, as an expression. */
 export function numSource(at: number): string {
@@ -20,22 +20,22 @@ export function intSource(at: number): string {
   return `I[${at | 0}]`;
 }
 
-function cellSource(cells: Cells, at: number): string {
-  return cells === 'ints' ? intSource(at) : numSource(at);
+function fieldSource(view: View, at: number): string {
+  return view === 'ints' ? intSource(at) : numSource(at);
 }
 
 /** Adds `amount` to the field at `at`: a 32-bit one only adds 1, and holds at UINT_MAX (types.ts `increment`). */
-function addToSource(cells: Cells, at: number, amount: string): string {
-  if (cells === 'nums') return `${numSource(at)} += ${amount};`;
+function addToSource(view: View, at: number, amount: string): string {
+  if (view === 'nums') return `${numSource(at)} += ${amount};`;
   if (amount !== '1') throw new Error(`a 32-bit field counts by 1, not ${amount}`);
   return `if (${intSource(at)} < ${UINT_MAX}) ${intSource(at)} += 1;`;
 }
 
 /** A run reset: when the field at `at` is not 0, sets it and the `width - 1` after it to 0, then runs `changed`. */
-export function zeroSource(cells: Cells, at: number, width: number, changed: string): string {
+export function zeroSource(view: View, at: number, width: number, changed: string): string {
   const zeroes: string[] = [];
-  for (let i = 0; i < width; i++) zeroes.push(`${cellSource(cells, at + i)} = 0;`);
-  return `if (${cellSource(cells, at)} !== 0) { ${zeroes.join(' ')} ${changed} }`;
+  for (let i = 0; i < width; i++) zeroes.push(`${fieldSource(view, at + i)} = 0;`);
+  return `if (${fieldSource(view, at)} !== 0) { ${zeroes.join(' ')} ${changed} }`;
 }
 
 /**
@@ -64,10 +64,10 @@ function fixedWindowSource(during: During | undefined, constants: number[]): str
  * `first N` upkeep: counts the event among the first N (the number at `seen`, below the constant N) and, when
  * `matched`, runs `update` then `changed`; nothing once N events were seen.
  */
-function firstSource(cells: Cells, seen: number, n: number, matched: string, update: string, changed: string, constants: number[]): string {
+function firstSource(view: View, seen: number, n: number, matched: string, update: string, changed: string, constants: number[]): string {
   const at = constants.length | 0;
   constants.push(n);
-  return `if (!(${cellSource(cells, seen)} >= V[${at}])) { ${addToSource(cells, seen, '1')} if (${matched}) { ${update} ${changed} } }`;
+  return `if (!(${fieldSource(view, seen)} >= V[${at}])) { ${addToSource(view, seen, '1')} if (${matched}) { ${update} ${changed} } }`;
 }
 
 /**
@@ -76,7 +76,7 @@ function firstSource(cells: Cells, seen: number, n: number, matched: string, upd
  * undefined for the forms that keep rings or sliding sums (`last N`, `the_last`), whose calls stay.
  */
 export function tallySource(
-  cells: Cells,
+  view: View,
   form: Form,
   during: During | undefined,
   n: number,
@@ -88,11 +88,11 @@ export function tallySource(
 ): string | undefined {
   switch (form) {
     case 'first':
-      return firstSource(cells, at, n, matched, addToSource(cells, at + 1, amount), changed, constants);
+      return firstSource(view, at, n, matched, addToSource(view, at + 1, amount), changed, constants);
     case 'last':
     case 'the_last':
       return undefined;
     default:
-      return `if ((${matched})${fixedWindowSource(during, constants)}) { ${addToSource(cells, at, amount)} ${changed} }`;
+      return `if ((${matched})${fixedWindowSource(during, constants)}) { ${addToSource(view, at, amount)} ${changed} }`;
   }
 }

@@ -8,8 +8,8 @@ import { contextBytes } from '../tick/context.js';
  * An estimate of the bytes a decoded state holds (D40: the LRU is bounded in bytes): its typed arrays, ring objects
  * and keys, plus about 2,000 bytes of objects around them (the state, its maps and sets, the arrays' headers and
  * backing-store overhead), measured with the benchmark's 100 cohorts (heap + array buffers ≈ 6.3 KB a user, 4 KB of
- * which were the arrays; 3.1 KB since counts are 32-bit). The imported data its cohorts were last decided with, when kept with it (tick/context.ts),
- * is counted too.
+ * which were the arrays; 3.1 KB since counts are 32-bit). The imported data its cohorts were last decided with, when
+ * kept with it (tick/context.ts), is counted too.
  */
 export function residentBytes(state: UserState): number {
   let bytes = 2000 + state.nums.byteLength + state.flags.byteLength + 8 * state.objs.length;

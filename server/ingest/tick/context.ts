@@ -2,6 +2,7 @@
 // to them captured as plain, cloneable data, and that data turned back into the engine's SegmentContext.
 
 import type { CohortDefinition, ConnectionRow, SegmentContext } from '../../../engine/api.js';
+import { sameJson } from '../../../engine/same-json.js';
 
 export type Relation = '2nd' | '3rd';
 
@@ -130,30 +131,6 @@ function sameRows(a: readonly ConnectionRow[], b: readonly ConnectionRow[]): boo
   return true;
 }
 
-/**
- * Deep equality of decoded JSON-like values: arrays item by item, plain objects by their own keys, primitives by
- * `Object.is`. Any other object (a Date, binary), and anything nested past 32 levels, equals only itself: a false
- * "different" costs a new context, never a wrong answer.
- */
-export function sameJson(a: unknown, b: unknown, depth = 0): boolean {
-  if (Object.is(a, b)) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || depth > 32) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  if (!Array.isArray(a) && (!isPlain(a) || !isPlain(b))) return false;
-  if (Array.isArray(a)) {
-    const other = b as readonly unknown[];
-    if (a.length !== other.length) return false;
-    for (let i = 0; i < a.length; i++) if (!sameJson(a[i], other[i], depth + 1)) return false;
-    return true;
-  }
-  const left = a as Record<string, unknown>;
-  const right = b as Record<string, unknown>;
-  const keys = Object.keys(left);
-  if (keys.length !== Object.keys(right).length) return false;
-  for (const key of keys) if (!Object.hasOwn(right, key) || !sameJson(left[key], right[key], depth + 1)) return false;
-  return true;
-}
-
 /** A rough size of a decoded value: 8 per number or flag, twice a string's length, 16 a slot in a container; never throws. */
 function valueBytes(value: unknown, depth = 0): number {
   if (typeof value === 'string') return 16 + 2 * value.length;
@@ -167,11 +144,6 @@ function valueBytes(value: unknown, depth = 0): number {
   if (ArrayBuffer.isView(value)) return bytes + value.byteLength;
   for (const key of Object.keys(value)) bytes += 16 + 2 * key.length + valueBytes((value as Record<string, unknown>)[key], depth + 1);
   return bytes;
-}
-
-function isPlain(value: object): boolean {
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === Object.prototype || proto === null;
 }
 
 const NO_ROWS: readonly ConnectionRow[] = Object.freeze([]);
