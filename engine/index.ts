@@ -9,4 +9,4 @@ export { compilePlan, Plan } from './plan/index.js';
 export type { CompileOptions } from './plan/index.js';
 export { newUserState, cloneState, segment, evaluateAt, nextDeadline, encodeState, decodeState, slotSetOf, membershipsOf, missingSlots, adoptSlots, packState, unpackState, STATE_FORMAT } from './state/index.js';
 export type { EncodeOptions, DecodeOptions } from './state/index.js';
-export type { UserState, SegmentResult } from './state/index.js';
+export type { UserState, SegmentResult, StateBuffers } from './state/index.js';

@@ -34,7 +34,8 @@ export function cloneState(state: UserState): UserState {
   copy.evaluateAll = state.evaluateAll;
   copy.context = state.context;
   copy.fresh = state.fresh.size === 0 ? NO_SLOTS : new Set(state.fresh);
-  if (state.packed !== undefined) copy.packed = state.packed.slice();
+  // A string: immutable, so the copy shares it.
+  if (state.packed !== undefined) copy.packed = state.packed;
   else {
     const { nums, ints, flags } = allocate(state.plan);
     nums.set(state.nums);

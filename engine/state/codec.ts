@@ -9,7 +9,8 @@ import type { Plan } from '../plan/plan.js';
 import { EngineError } from '../errors.js';
 import { sameJson } from '../same-json.js';
 import { BaseSlot, type SlotDef } from './slots/types.js';
-import { VIEW_GIVEN, VIEW_NONE, UserState, allocate, membershipsOf, unpackState, type StoredSlots } from './user-state.js';
+import { unpackState } from './pack.js';
+import { VIEW_GIVEN, VIEW_NONE, UserState, allocate, membershipsOf, type StoredSlots } from './user-state.js';
 
 /** Bump when the layout below changes; decoders accept only versions they know (1 is still read). */
 export const STATE_FORMAT = 2;

@@ -1,5 +1,5 @@
-// Packed states (user-state.ts `packState`): an owner's resident tier holds a bound state as the numbers that differ
-// from an empty state's and its flags (two to a byte); unpacking gives back the same state bit for bit, still bound, and every engine
+// Packed states (pack.ts `packState`): an owner's resident tier holds a bound state as the numbers that differ
+// from an empty state's and its flags (two to a byte), the bytes of one string; unpacking gives back the same state bit for bit, still bound, and every engine
 // entry unpacks a packed state first.
 
 import { describe, expect, it } from 'vitest';
@@ -7,7 +7,8 @@ import { compilePlan } from '../plan/index.js';
 import { SampleGenerator } from '../../test/support/sample-cohorts.js';
 import { encodeState } from './codec.js';
 import { evaluateAt, nextDeadline, segment } from './segment.js';
-import { membershipsOf, newUserState, packState, unpackState, type UserState } from './user-state.js';
+import { packState, unpackState } from './pack.js';
+import { membershipsOf, newUserState, type UserState } from './user-state.js';
 
 const PLAN = compilePlan(new SampleGenerator(3).cohorts(30), 1);
 const T0 = Date.UTC(2026, 0, 1);
@@ -15,6 +16,16 @@ const T0 = Date.UTC(2026, 0, 1);
 function bytesOf(state: UserState): number[] {
   return [...new Uint8Array(state.nums.buffer, state.nums.byteOffset, state.nums.byteLength), ...state.flags];
 }
+
+/** A packed state's bytes, and its header's two words (the count of numbers kept, or DENSE; 1 when the flags are nibbles). */
+function packedOf(state: UserState): { bytes: Uint8Array; kept: number; nibbles: number } {
+  expect(typeof state.packed).toBe('string');
+  const bytes = new Uint8Array(Buffer.from(state.packed as string, 'latin1'));
+  const [kept, nibbles] = new Uint32Array(bytes.buffer, 0, 2);
+  return { bytes, kept: kept as number, nibbles: nibbles as number };
+}
+
+const DENSE = 0xffffffff;
 
 function stateWith(seed: number, events: number): UserState {
   const state = newUserState();
@@ -39,8 +50,8 @@ describe('packed states', () => {
       packState(state);
       expect({ nums: state.nums.length, flags: state.flags.length, packed: state.packed !== undefined }).toEqual({ nums: 0, flags: 0, packed: true });
       // Never much larger than the state (all numbers kept when most differ), smaller when few differ.
-      expect(state.packed?.byteLength).toBeLessThanOrEqual(before.length + 8);
-      forms.add(new Int32Array((state.packed as Uint8Array).buffer, 0, 1)[0] === -1 ? 'every number' : 'differing numbers');
+      expect(packedOf(state).bytes.length).toBeLessThanOrEqual(before.length + 8);
+      forms.add(packedOf(state).kept === DENSE ? 'every number' : 'differing numbers');
       packState(state); // already packed: nothing happens
       unpackState(state);
       expect(bytesOf(state)).toEqual(before);
@@ -55,27 +66,42 @@ describe('packed states', () => {
     const state = stateWith(5, 1);
     const size = bytesOf(state).length;
     packState(state);
-    expect(state.packed?.byteLength).toBeLessThan(size / 2);
+    expect(packedOf(state).bytes.length).toBeLessThan(size / 2);
     unpackState(state);
     const fresh = newUserState();
     segment(PLAN, fresh, new SampleGenerator(5).events(1, T0), new SampleGenerator(5).context());
     expect(bytesOf(state)).toEqual(bytesOf(fresh));
   });
 
-  it("unpacks into the buffer another state's packing freed, and both stay exact", () => {
+  it("unpacks into the views another state's packing freed, and both stay exact", () => {
     const a = stateWith(6, 10);
     const b = stateWith(7, 10);
     const beforeA = bytesOf(a);
     const beforeB = bytesOf(b);
+    const viewsOfA = [a.nums, a.ints, a.flags];
     packState(b);
     const freed = packState(a);
-    expect(freed).toBeInstanceOf(ArrayBuffer);
+    expect(freed === undefined ? [] : [freed.nums, freed.ints, freed.flags]).toEqual(viewsOfA);
     unpackState(b, freed);
-    expect(b.nums.buffer).toBe(freed);
+    expect([b.nums, b.ints, b.flags].every((view, i) => view === viewsOfA[i])).toBe(true);
     expect(bytesOf(b)).toEqual(beforeB);
     unpackState(a);
-    expect(a.nums.buffer).not.toBe(freed);
+    expect(a.nums.buffer).not.toBe(viewsOfA[0]?.buffer);
     expect(bytesOf(a)).toEqual(beforeA);
+  });
+
+  it('does not take views of another plan\'s size', () => {
+    const other = compilePlan(new SampleGenerator(4).cohorts(5), 1);
+    const a = newUserState();
+    segment(other, a, new SampleGenerator(6).events(3, T0), new SampleGenerator(6).context());
+    const b = stateWith(7, 10);
+    const beforeB = bytesOf(b);
+    packState(b);
+    const freed = packState(a);
+    expect(freed).toBeDefined();
+    unpackState(b, freed);
+    expect(b.nums).not.toBe(freed?.nums);
+    expect(bytesOf(b)).toEqual(beforeB);
   });
 
   it('keeps the flags two to a byte, with an odd count of them too, and exactly when one does not fit in 4 bits', () => {
@@ -90,10 +116,9 @@ describe('packed states', () => {
         const before = bytesOf(state);
         const flags = state.flags.length;
         packState(state);
-        const packed = state.packed as Uint8Array;
-        const [differing, nibbles] = new Int32Array(packed.buffer, packed.byteOffset, 2);
-        // Two Int32 of header, 8 bytes and a 2-byte position per differing number, then the flags.
-        expect({ nibbles, bytes: packed.byteLength }).toEqual({ nibbles: big ? 0 : 1, bytes: 8 + 10 * (differing as number) + (big ? flags : Math.ceil(flags / 2)) });
+        const { bytes, kept, nibbles } = packedOf(state);
+        // Two 32-bit words of header, 8 bytes and a 2-byte position per differing number, then the flags.
+        expect({ nibbles, bytes: bytes.length }).toEqual({ nibbles: big ? 0 : 1, bytes: 8 + 10 * kept + (big ? flags : Math.ceil(flags / 2)) });
         unpackState(state);
         expect(bytesOf(state)).toEqual(before);
       }
@@ -111,10 +136,10 @@ describe('packed states', () => {
     state.nums[plan.numCount - 1] = 12345.5;
     const before = bytesOf(state);
     packState(state);
-    const packed = state.packed as Uint8Array;
-    const differing = new Int32Array(packed.buffer, packed.byteOffset, 1)[0] as number;
-    expect(differing).toBeGreaterThan(0);
-    expect(packed.byteLength).toBe(8 + 12 * differing + Math.ceil((before.length - 8 * plan.numCount) / 2));
+    const { bytes, kept } = packedOf(state);
+    expect(kept).toBeGreaterThan(0);
+    expect(kept).not.toBe(DENSE);
+    expect(bytes.length).toBe(8 + 12 * kept + Math.ceil((before.length - 8 * plan.numCount) / 2));
     unpackState(state);
     expect(bytesOf(state)).toEqual(before);
   });

@@ -4,6 +4,7 @@
 import type { SegmentContext } from '../api.js';
 import type { Plan } from '../plan/plan.js';
 import type { SlotStore } from './slots/types.js';
+import { unpackState } from './pack.js';
 
 /** View key kinds (E3): no view yet, a derived key (a Pageview without view_id), or a given `view_id`. */
 export const VIEW_NONE = 0;
@@ -16,9 +17,9 @@ export const VIEW_GIVEN = 2;
  * use at 100,000 resident users fell 305 → 259 MB (`node --expose-gc dist/bench/memory-process.js 100000 1`).
  */
 const NO_TUPLES: ReadonlyMap<number, unknown> = new Map();
-const NO_NUMS = new Float64Array(0);
-const NO_INTS = new Uint32Array(0);
-const NO_FLAGS = new Uint8Array(0);
+export const NO_NUMS = new Float64Array(0);
+export const NO_INTS = new Uint32Array(0);
+export const NO_FLAGS = new Uint8Array(0);
 const NO_CODES: readonly number[] = Object.freeze([]);
 export const NO_SLOTS: ReadonlySet<number> = new Set();
 
@@ -79,10 +80,11 @@ export class UserState implements SlotStore {
    */
   context: SegmentContext | undefined = undefined;
   /**
-   * Packed (`packState`): the numbers that differ from an empty state's and the flags (two to a byte), in one buffer,
-   * while `nums` and `flags` are empty; every engine entry unpacks it first (`bindState`). Undefined: not packed.
+   * Packed (pack.ts `packState`): the numbers that differ from an empty state's and the flags (two to a byte), as the
+   * bytes of a one-byte string, while `nums` and `flags` are empty; every engine entry unpacks it first (`bindState`).
+   * Undefined: not packed.
    */
-  packed: Uint8Array | undefined = undefined;
+  packed: string | undefined = undefined;
 }
 
 /** A clause flag whose slot changed since the clause was last evaluated (evaluated when its cohort needs it). */
@@ -193,133 +195,25 @@ export function bindState(state: UserState, plan: Plan): void {
   forgetClauseResults(state, plan);
 }
 
+/** A bound state's numbers and flags views, all over one buffer (`allocate`). */
+export interface StateBuffers {
+  readonly nums: Float64Array;
+  readonly ints: Uint32Array;
+  readonly flags: Uint8Array;
+}
+
 /**
- * One allocation per state: the numbers, then the flags (membership, clause results, cohort states); `reuse` (a
- * buffer `packState` released, every byte of which the caller overwrites) when it has the size.
+ * One allocation per state: the numbers, then the flags (membership, clause results, cohort states); `reuse` (the
+ * views `packState` released, every byte of which the caller overwrites) when they have the plan's sizes.
  */
-export function allocate(plan: Plan, reuse?: ArrayBuffer): { nums: Float64Array; ints: Uint32Array; flags: Uint8Array } {
+export function allocate(plan: Plan, reuse?: StateBuffers): StateBuffers {
   const flagCount = 2 * plan.cohorts.length + plan.clauseTests.length;
+  if (reuse !== undefined && reuse.nums.length === plan.numCount && reuse.flags.length === flagCount) return reuse;
   const numBytes = plan.numCount * Float64Array.BYTES_PER_ELEMENT;
-  const buffer = reuse !== undefined && reuse.byteLength === numBytes + flagCount ? reuse : new ArrayBuffer(numBytes + flagCount);
+  const buffer = new ArrayBuffer(numBytes + flagCount);
   return {
     nums: new Float64Array(buffer, 0, plan.numCount),
     ints: new Uint32Array(buffer, 0, 2 * plan.numCount),
     flags: new Uint8Array(buffer, numBytes, flagCount),
   };
-}
-
-/** Per plan: the numbers of an empty state bound to it, as 32-bit words (what packed states are stored against): the 32-bit fields are already words. */
-const emptyWords = new WeakMap<Plan, Int32Array>();
-
-function emptyWordsOf(plan: Plan): Int32Array {
-  let words = emptyWords.get(plan);
-  if (words === undefined) {
-    const empty = new UserState();
-    bindState(empty, plan);
-    words = new Int32Array(empty.nums.buffer, empty.nums.byteOffset, 2 * empty.nums.length).slice();
-    emptyWords.set(plan, words);
-  }
-  return words;
-}
-
-/**
- * Holds a bound state compactly (an owner's resident tier): only the numbers that differ, bit for bit, from those of
- * an empty state bound to the same plan (their 64-bit patterns and positions; all of them when most differ) and the
- * flags, two to a byte when every one fits in 4 bits (they hold 0-5), in one buffer; the rest of the state (trackers,
- * rings, plan) stays. `unpackState` (or any engine entry) restores it bit for bit, still bound, so its next step
- * neither binds nor decides every cohort again. An unbound or packed state is left as it is.
- *
- * Layout: two Int32 (the count of differing numbers, -1 when all are kept; 1 when the flags are in nibbles, else 0),
- * the kept numbers' words (two Int32 each), their positions (Uint16 when the plan has at most 65,536 numbers, else
- * Int32; none when all are kept), the flags.
- */
-export function packState(state: UserState): ArrayBuffer | undefined {
-  const plan = state.plan;
-  if (plan === undefined || state.packed !== undefined) return undefined;
-  // The state's own buffer (numbers and flags), free once packed: `unpackState` may take it for another state.
-  const released = state.nums.byteOffset === 0 && state.flags.buffer === state.nums.buffer ? state.nums.buffer : undefined;
-  const empty = emptyWordsOf(plan);
-  const count = state.nums.length;
-  const words = new Int32Array(state.nums.buffer, state.nums.byteOffset, 2 * count);
-  const flags = state.flags;
-  let differing = 0;
-  for (let i = 0; i < count; i++) if (words[2 * i] !== empty[2 * i] || words[2 * i + 1] !== empty[2 * i + 1]) differing++;
-  const positionBytes = count <= 0x10000 ? 2 : 4;
-  const dense = (8 + positionBytes) * differing >= 8 * count;
-  const kept = dense ? count : differing;
-  const positionsAt = 8 + 8 * kept;
-  const flagsAt = positionsAt + (dense ? 0 : positionBytes * kept);
-  const nibbles = fitsNibbles(flags);
-  const buffer = new ArrayBuffer(flagsAt + (nibbles ? (flags.length + 1) >> 1 : flags.length));
-  const header = new Int32Array(buffer, 0, 2 + 2 * kept);
-  header[0] = dense ? -1 : differing;
-  header[1] = nibbles ? 1 : 0;
-  if (dense) header.set(words, 2);
-  else {
-    const positions = positionBytes === 2 ? new Uint16Array(buffer, positionsAt, kept) : new Int32Array(buffer, positionsAt, kept);
-    let k = 0;
-    for (let i = 0; i < count; i++) {
-      if (words[2 * i] === empty[2 * i] && words[2 * i + 1] === empty[2 * i + 1]) continue;
-      positions[k] = i;
-      header[2 + 2 * k] = words[2 * i] as number;
-      header[3 + 2 * k] = words[2 * i + 1] as number;
-      k++;
-    }
-  }
-  const packed = new Uint8Array(buffer);
-  if (nibbles) {
-    for (let i = 0, at = flagsAt; i < flags.length; i += 2, at++) packed[at] = (flags[i] as number) | ((flags[i + 1] ?? 0) << 4);
-  } else packed.set(flags, flagsAt);
-  state.packed = packed;
-  state.nums = NO_NUMS;
-  state.ints = NO_INTS;
-  state.flags = NO_FLAGS;
-  return released as ArrayBuffer | undefined;
-}
-
-function fitsNibbles(flags: Uint8Array): boolean {
-  for (let i = 0; i < flags.length; i++) if ((flags[i] as number) > 15) return false;
-  return true;
-}
-
-/**
- * Restores a packed state as it was packed (bound to the same plan), into `reuse` when it has the size (a buffer
- * `packState` released: no state may use it any more); a state not packed is left as it is.
- */
-export function unpackState(state: UserState, reuse?: ArrayBuffer): void {
-  const packed = state.packed;
-  const plan = state.plan;
-  if (packed === undefined || plan === undefined) return;
-  const { nums, ints, flags } = allocate(plan, reuse);
-  const count = nums.length;
-  const words = new Int32Array(nums.buffer, nums.byteOffset, 2 * count);
-  const head = new Int32Array(packed.buffer, packed.byteOffset, 2);
-  const dense = head[0] === -1;
-  const kept = dense ? count : (head[0] as number);
-  const stored = new Int32Array(packed.buffer, packed.byteOffset + 8, 2 * kept);
-  const positionsAt = 8 + 8 * kept;
-  let flagsAt = positionsAt;
-  if (dense) words.set(stored);
-  else {
-    words.set(emptyWordsOf(plan));
-    const positionBytes = count <= 0x10000 ? 2 : 4;
-    const positions = positionBytes === 2 ? new Uint16Array(packed.buffer, packed.byteOffset + positionsAt, kept) : new Int32Array(packed.buffer, packed.byteOffset + positionsAt, kept);
-    for (let k = 0; k < kept; k++) {
-      const i = positions[k] as number;
-      words[2 * i] = stored[2 * k] as number;
-      words[2 * i + 1] = stored[2 * k + 1] as number;
-    }
-    flagsAt += positionBytes * kept;
-  }
-  if (head[1] === 1) {
-    for (let i = 0, at = flagsAt; i < flags.length; i += 2, at++) {
-      const byte = packed[at] as number;
-      flags[i] = byte & 15;
-      if (i + 1 < flags.length) flags[i + 1] = byte >> 4;
-    }
-  } else flags.set(packed.subarray(flagsAt));
-  state.nums = nums;
-  state.ints = ints;
-  state.flags = flags;
-  state.packed = undefined;
 }

@@ -8,7 +8,7 @@
 //
 // Exact: unpacking restores the state bit for bit (engine/state/user-state.ts).
 
-import { encodeState, packState, unpackState, type UserState } from '../../../engine/index.js';
+import { encodeState, packState, unpackState, type StateBuffers, type UserState } from '../../../engine/index.js';
 
 /**
  * Decoded states an owner keeps by default: all of them. Holding the others packed saves memory (the array buffers
@@ -62,7 +62,7 @@ export class ResidentStates {
     const packed = this.packed.get(key);
     if (packed === undefined) return undefined;
     this.packed.delete(key);
-    // Room first: the state that leaves the decoded tier hands its buffer to the one coming back (no allocation).
+    // Room first: the state that leaves the decoded tier hands its views to the one coming back (no allocation).
     const freed = this.makeRoom(1);
     unpackState(packed, freed);
     this.decoded.set(key, packed);
@@ -107,9 +107,9 @@ export class ResidentStates {
     this.makeRoom(0);
   }
 
-  /** Packs the least recently used decoded states until `more` fit; the last packed one's freed buffer. */
-  private makeRoom(more: number): ArrayBuffer | undefined {
-    let freed: ArrayBuffer | undefined;
+  /** Packs the least recently used decoded states until `more` fit; the last packed one's freed views. */
+  private makeRoom(more: number): StateBuffers | undefined {
+    let freed: StateBuffers | undefined;
     while (this.decoded.size + more > this.maxDecoded) {
       const oldest = this.decoded.entries().next().value as [string, UserState];
       this.decoded.delete(oldest[0]);
