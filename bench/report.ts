@@ -38,7 +38,7 @@ export interface BenchResults {
   readonly reference?: Outcome<ReferenceBenchResult>;
   readonly backfill?: Outcome<Record<string, unknown>>;
   readonly memory?: Outcome<MemoryBenchResult>;
-  /** The same pipeline with `--decoded-states` (memory.ts): states past it held packed. */
+  /** The same pipeline with another `--decoded-states` than the default's (memory.ts): every state decoded. */
   readonly memoryEncoded?: Outcome<MemoryBenchResult>;
   /** The same pipeline with fewer appends in flight (as many as the HTTP benchmarks' connections). */
   readonly memoryFewInFlight?: Outcome<MemoryBenchResult>;
@@ -121,7 +121,7 @@ export function renderResults(r: BenchResults): string {
   const encoded = r.memoryEncoded?.ok ? r.memoryEncoded.value : undefined;
   if (encoded !== undefined) {
     row(
-      `Resident memory per hot user at ${int(encoded.users)} users with --decoded-states ${int(encoded.decodedStates ?? 0)} (the others held packed, unpacked at their next event; ${int(encoded.eventsPerSecond)} appends/s)`,
+      `Resident memory per hot user at ${int(encoded.users)} users with --decoded-states ${int(encoded.decodedStates ?? 0)} (${tierOf(encoded)}; ${int(encoded.eventsPerSecond)} appends/s)`,
       '≤ 4,000 B',
       int(encoded.bytesPerUser),
       encoded.bytesPerUser <= 4000,
@@ -373,6 +373,12 @@ function mib(bytes: number | undefined): string {
   return bytes === undefined ? '' : `${(bytes / 2 ** 20).toFixed(0)} MiB`;
 }
 
+/** What a run's `--decoded-states` did with its users' states. */
+function tierOf(run: MemoryBenchResult): string {
+  const decoded = run.decodedStates ?? 0;
+  return decoded >= run.users ? 'every state decoded' : `${int(decoded)} states decoded, the others held packed and unpacked at their next event`;
+}
+
 /**
  * Where each point's RSS is: the V8 heap (used, and its resident pages), array buffers, LevelDB's own estimate
  * (memtables, block cache), file-backed pages (LevelDB's mapped tables, the node binary) and the rest (other native
@@ -398,14 +404,14 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const mem = o.value;
   out.push(
-    `Measured ${o.at}. A separate process (with serve's node options, cli/node-options.ts) runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${mem.inFlight === undefined ? '' : `${int(mem.inFlight)} appends in flight, `}${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
+    `Measured ${o.at}. A separate process (with serve's node options, cli/node-options.ts) runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${mem.inFlight === undefined ? '' : `${int(mem.inFlight)} appends in flight, `}${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' states resident (the 16,384 most recently used decoded, the others packed, as \`serve\` does by default) up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
     '',
     ...memoryTable(mem.points),
   );
   if (encoded?.ok) {
     const e = encoded.value;
     out.push(
-      `The same with \`--decoded-states ${int(e.decodedStates ?? 0)}\` (measured ${encoded.at}; warm-up RSS ${mib(e.baselineRssBytes)}, ${int(e.eventsPerSecond)} appends/s): the owner keeps that many states decoded and holds the others packed (only the numbers that differ from an empty state's, and the flags two to a byte, in one buffer), unpacking one at its user's next event (server/ingest/worker/resident-states.ts).`,
+      `The same with \`--decoded-states ${int(e.decodedStates ?? 0)}\` (measured ${encoded.at}; warm-up RSS ${mib(e.baselineRssBytes)}, ${int(e.eventsPerSecond)} appends/s): ${tierOf(e)}. By default the owner keeps the 16,384 most recently used states decoded and holds the others packed (only the numbers that differ from an empty state's, and the flags two to a byte, as the bytes of one string), unpacking one at its user's next event (server/ingest/worker/resident-states.ts).`,
       '',
       ...memoryTable(e.points),
     );

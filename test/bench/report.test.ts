@@ -103,6 +103,11 @@ describe('bench report', () => {
     expect(text).toMatch(/Resident memory per hot user \(RSS at 100,000 users\), 100 cohorts \| ≤ 4,000 B \| 13,000 \| \*\*missed\*\* \|/);
     expect(text).toMatch(/Resident memory per hot user at 100,000 users with --decoded-states 8,192 \(.*3,000 appends\/s\) \| ≤ 4,000 B \| 3,900 \| met \|/);
     expect(text).toContain('The same with `--decoded-states 8,192`');
+    expect(text).toContain('8,192 states decoded, the others held packed and unpacked at their next event');
+    // A run whose tier holds all its users says so.
+    const all = renderResults({ ...base, memory: { ok: true, at: 'now', value: run(13_000) }, memoryEncoded: { ok: true, at: 'now', value: run(15_000, 100_000_000) } });
+    expect(all).toMatch(/Resident memory per hot user at 100,000 users with --decoded-states 100,000,000 \(every state decoded; 3,000 appends\/s\) \| ≤ 4,000 B \| 15,000 \| \*\*missed\*\* \|/);
+    expect(all).toContain('(measured now; warm-up RSS 128 MiB, 3,000 appends/s): every state decoded.');
     // RSS 2^27 + 390,000,000 B = 500 MiB: V8 heap resident 128 MiB, buffers 32 MiB, LevelDB 64 MiB and file-backed
     // pages 16 MiB leave 260 MiB.
     expect(text).toContain('| 100,000 | 500 MiB | 64 MiB | 128 MiB | 32 MiB | 64 MiB | 16 MiB | 260 MiB | 3,900 |');

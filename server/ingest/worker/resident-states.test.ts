@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { compilePlan, encodeState, evaluateAt, newUserState, nextDeadline, segment, type EngineEvent, type SegmentContext, type UserState } from '../../../engine/index.js';
 import { SampleGenerator } from '../../../test/support/sample-cohorts.js';
-import { ResidentStates } from './resident-states.js';
+import { DECODED_STATES, ResidentStates } from './resident-states.js';
 
 const PLAN = compilePlan(new SampleGenerator(7).cohorts(40), 1);
 const T0 = Date.UTC(2026, 0, 1);
@@ -38,6 +38,24 @@ describe('resident states in two tiers', () => {
     expect(encodeState(revived)).toEqual(snapshotOfA);
     expect(residents.decodedSize).toBe(2);
     expect(residents.encode('b')).toBeInstanceOf(Uint8Array);
+  });
+
+  it('by default keeps 16,384 states decoded and packs the least recently used past them', () => {
+    expect(DECODED_STATES).toBe(16_384);
+    const plan = compilePlan(new SampleGenerator(3).cohorts(2), 1);
+    const gen = new SampleGenerator(4);
+    const ctx = gen.context();
+    const residents = new ResidentStates();
+    const states: UserState[] = [];
+    for (let u = 0; u < DECODED_STATES + 2; u++) {
+      const state = newUserState();
+      segment(plan, state, gen.events(1, T0 + u), ctx);
+      states.push(state);
+      residents.set(`u${u}`, state);
+    }
+    expect({ size: residents.size, decoded: residents.decodedSize }).toEqual({ size: DECODED_STATES + 2, decoded: DECODED_STATES });
+    expect(states.map((state) => state.packed !== undefined).indexOf(false)).toBe(2);
+    expect([states[0]?.packed, states[1]?.packed].every((packed) => typeof packed === 'string')).toBe(true);
   });
 
   it('a get refreshes recency; set replaces a state held packed; delete and clear forget either tier', () => {

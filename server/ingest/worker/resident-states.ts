@@ -1,24 +1,29 @@
 // The states a partition owner keeps resident (server/ingest/README.md), in two tiers: the most recently used ones
 // decoded (bound to their plan, an event costs the segment step alone), the others packed (engine `packState`: only
-// the numbers that differ from an empty state's, and the flags two to a byte, in one buffer; with the bench's 100
-// cohorts a decoded state's numbers and flags are ~4 KB). A state leaves the decoded tier packed, least recently
-// used first, and comes back unpacked when its user is next computed: a copy and a scatter, still bound, so its next
-// step neither binds nor decides every cohort again. Which users are resident at all is still the main
-// thread's cache's decision (state/cache.ts): this is only how the owner holds them.
+// the numbers that differ from an empty state's, and the flags two to a byte, as the bytes of one string; with the
+// bench's 100 cohorts a decoded state's numbers and flags are ~3.1 KB). A state leaves the decoded tier packed,
+// least recently used first, and comes back unpacked when its user is next computed: a copy and a scatter, still
+// bound, so its next step neither binds nor decides every cohort again. Which users are resident at all is still the
+// main thread's cache's decision (state/cache.ts): this is only how the owner holds them.
 //
-// Exact: unpacking restores the state bit for bit (engine/state/user-state.ts).
+// Exact: unpacking restores the state bit for bit (engine/state/pack.ts).
 
 import { encodeState, packState, unpackState, type StateBuffers, type UserState } from '../../../engine/index.js';
 
 /**
- * Decoded states an owner keeps by default: all of them. Holding the others packed saves memory (the array buffers
- * at 100,000 users: 104 MiB with 8,192 decoded against 385 MiB, bench/README.md (6)) but each event of a user outside
- * the decoded tier pays an unpack and the pack of the state it displaces: `node dist/bench/ab.js --variant alldecoded=...,--decoded-states,
- * 100000000 --variant packed=...` (8,192 per owner) at 100,000 users, each user's events spread evenly (the worst case
- * for a recency tier), measured 311 µs of server CPU per request against 278 (medians of 3 rounds). So it is the
- * operator's trade (`serve --decoded-states N`).
+ * Decoded states an owner keeps by default (`serve --decoded-states N`): 16,384, about 50 MiB with the bench's 100
+ * cohorts; the long tail is held packed. Each event of a user outside the decoded tier pays an unpack and the pack of
+ * the state it displaces: in the owner alone (`bench/owner.ts` with the tier at 8,192 of 30,000 users) about 4 µs
+ * of CPU per event (runWork 18.6 µs against ~15 all decoded), not seen over HTTP: `node dist/bench/ab.js --variant
+ * all=<dist>,--decoded-states,100000000 --variant tier16k=<dist>,--decoded-states,16384 --users 100000 --rounds 4
+ * --seconds 15` (each user's events spread evenly, the worst case for a recency tier: 84 % of events outside it)
+ * measured 186 µs of server CPU per request all decoded against 182 with the tier, ratio 0.222 against 0.230
+ * (medians; the rounds' spread, 136-204 µs, is larger than either difference). What it saves: at 100,000 resident
+ * users, RSS 876-885 MB against 1,026-1,078 MB all decoded, about 1.7 KB a user (`node --max-semi-space-size=32
+ * --expose-gc dist/bench/memory-process.js 100000 4 --in-flight 50`, two runs each way; that process's own rate,
+ * every event a new user's, 5,213-5,642 appends/s against 6,220-6,320).
  */
-export const DECODED_STATES = Number.POSITIVE_INFINITY;
+export const DECODED_STATES = 16_384;
 
 export class ResidentStates {
   /** Decoded states, least recently used first. */
