@@ -17,15 +17,53 @@ function bytesOf(state: UserState): number[] {
   return [...new Uint8Array(state.nums.buffer, state.nums.byteOffset, state.nums.byteLength), ...state.flags];
 }
 
-/** A packed state's bytes, and its header's two words (the count of numbers kept, or DENSE; 1 when the flags are nibbles). */
-function packedOf(state: UserState): { bytes: Uint8Array; kept: number; nibbles: number } {
+/**
+ * A packed state read by the layout pack.ts documents, independently of `unpackState`: its header, its dictionary,
+ * the kept words by position, and where its flags start.
+ */
+function packedOf(state: UserState): { bytes: Uint8Array; kept: number; nibbles: number; distinct: number; words: Map<number, number>; flagsAt: number } {
   expect(typeof state.packed).toBe('string');
   const bytes = new Uint8Array(Buffer.from(state.packed as string, 'latin1'));
-  const [kept, nibbles] = new Uint32Array(bytes.buffer, 0, 2);
-  return { bytes, kept: kept as number, nibbles: nibbles as number };
+  const view = new DataView(bytes.buffer);
+  const word = (i: number): number => view.getUint32(4 * i, true);
+  const [kept, nibbles, distinct] = [word(0), word(1), word(2)];
+  const words = new Map<number, number>();
+  if (kept === DENSE) {
+    const count = (state.plan?.numCount ?? 0) * 2;
+    for (let i = 0; i < count; i++) words.set(i, word(3 + i));
+    return { bytes, kept, nibbles, distinct, words, flagsAt: 12 + 4 * count };
+  }
+  let at = 12 + 4 * distinct;
+  const varint = (): number => {
+    let value = 0;
+    for (let scale = 1; ; scale *= 128) {
+      const byte = bytes[at++] as number;
+      value += (byte & 127) * scale;
+      if (byte < 128) return value;
+    }
+  };
+  let position = -1;
+  for (let k = 0; k < kept; k++) {
+    position += varint() + 1;
+    const index = varint();
+    expect(index).toBeLessThan(distinct);
+    words.set(position, word(3 + index));
+  }
+  return { bytes, kept, nibbles, distinct, words, flagsAt: at };
 }
 
 const DENSE = 0xffffffff;
+
+/** The words of a state's numbers that differ from an empty state's (bound to the same plan), by position. */
+function differingWords(state: UserState): Map<number, number> {
+  const empty = newUserState();
+  segment(state.plan as NonNullable<UserState['plan']>, empty, [], {} as never);
+  const out = new Map<number, number>();
+  state.ints.forEach((word, i) => {
+    if (word !== empty.ints[i]) out.set(i, word);
+  });
+  return out;
+}
 
 function stateWith(seed: number, events: number): UserState {
   const state = newUserState();
@@ -39,7 +77,7 @@ describe('packed states', () => {
     for (const [seed, events, scrambled] of [[1, 20, false], [2, 20, false], [3, 2, false], [4, 200, true]] as const) {
       const state = stateWith(seed, events);
       // Packing is bitwise, whatever the numbers mean: most of them changed, so every number is kept.
-      if (scrambled) for (let i = 0; i < state.nums.length; i += 5) state.nums.fill(i + 0.5, i, i + 4);
+      if (scrambled) for (let i = 0; i < state.nums.length; i++) if (i % 5 !== 0) state.nums[i] = i * 1.2345678901 + 0.1;
       // Values an exact copy must keep as they are (a value-wise copy would lose the payload or the sign).
       const raw = new DataView(state.nums.buffer, state.nums.byteOffset);
       raw.setUint32(0, 0x7ff8dead);
@@ -47,10 +85,14 @@ describe('packed states', () => {
       state.nums[1] = -0;
       const before = bytesOf(state);
       const objs = state.objs;
+      const differing = differingWords(state);
       packState(state);
+      // The kept words are exactly the differing ones (all of them when that is smaller).
+      const packed = packedOf(state);
+      if (packed.kept !== DENSE) expect(packed.words).toEqual(differing);
       expect({ nums: state.nums.length, flags: state.flags.length, packed: state.packed !== undefined }).toEqual({ nums: 0, flags: 0, packed: true });
       // Never much larger than the state (all numbers kept when most differ), smaller when few differ.
-      expect(packedOf(state).bytes.length).toBeLessThanOrEqual(before.length + 8);
+      expect(packedOf(state).bytes.length).toBeLessThanOrEqual(before.length + 12);
       forms.add(packedOf(state).kept === DENSE ? 'every number' : 'differing numbers');
       packState(state); // already packed: nothing happens
       unpackState(state);
@@ -104,6 +146,23 @@ describe('packed states', () => {
     expect(bytesOf(b)).toEqual(beforeB);
   });
 
+  it('keeps each differing word as an index into a dictionary of their distinct values', () => {
+    const state = stateWith(5, 1);
+    // 100 numbers of one value: two words each at most (one when a word equals the empty state's), one value each.
+    for (let i = 0; i < 100; i++) state.nums[i] = 12345.5;
+    const differing = differingWords(state);
+    const before = bytesOf(state);
+    packState(state);
+    const packed = packedOf(state);
+    expect(packed.words).toEqual(differing);
+    expect(packed.distinct).toBe(new Set(differing.values()).size);
+    expect(packed.distinct).toBeLessThan(30);
+    // Header, dictionary, and two one-byte varints per kept word (positions close together, few values).
+    expect(packed.flagsAt).toBe(12 + 4 * packed.distinct + 2 * differing.size);
+    unpackState(state);
+    expect(bytesOf(state)).toEqual(before);
+  });
+
   it('keeps the flags two to a byte, with an odd count of them too, and exactly when one does not fit in 4 bits', () => {
     const plans = [PLAN, ...[1, 2, 3, 4, 5, 6].map((n) => compilePlan(new SampleGenerator(n).cohorts(n), 1))];
     const flagCounts = new Set<number>();
@@ -116,9 +175,9 @@ describe('packed states', () => {
         const before = bytesOf(state);
         const flags = state.flags.length;
         packState(state);
-        const { bytes, kept, nibbles } = packedOf(state);
-        // Two 32-bit words of header, 8 bytes and a 2-byte position per differing number, then the flags.
-        expect({ nibbles, bytes: bytes.length }).toEqual({ nibbles: big ? 0 : 1, bytes: 8 + 10 * kept + (big ? flags : Math.ceil(flags / 2)) });
+        const { bytes, nibbles, flagsAt } = packedOf(state);
+        // The words, then the flags: one to a byte, or two.
+        expect({ nibbles, flags: bytes.length - flagsAt }).toEqual({ nibbles: big ? 0 : 1, flags: big ? flags : Math.ceil(flags / 2) });
         unpackState(state);
         expect(bytesOf(state)).toEqual(before);
       }
@@ -126,20 +185,22 @@ describe('packed states', () => {
     expect([...flagCounts].sort()).toEqual([0, 1]);
   });
 
-  it('keeps 32-bit positions for a plan of more than 65,536 numbers', { timeout: 60_000 }, () => {
+  it('keeps positions past 65,536 words, in a plan of more than 65,536 numbers', { timeout: 60_000 }, () => {
     // 21,000 cohorts: also the size at which the generated `touch` once had a frame larger than the stack (generated.ts).
     const plan = compilePlan(new SampleGenerator(42).cohorts(21_000), 1);
     expect(plan.numCount).toBeGreaterThan(65_536);
     const state = newUserState();
     segment(plan, state, new SampleGenerator(1).events(3, T0), new SampleGenerator(1).context());
-    // A number past the 16-bit positions, changed, must come back.
+    // A number past 16-bit positions, changed, must come back.
     state.nums[plan.numCount - 1] = 12345.5;
     const before = bytesOf(state);
+    const differing = differingWords(state);
     packState(state);
-    const { bytes, kept } = packedOf(state);
-    expect(kept).toBeGreaterThan(0);
+    const { kept, words } = packedOf(state);
     expect(kept).not.toBe(DENSE);
-    expect(bytes.length).toBe(8 + 12 * kept + Math.ceil((before.length - 8 * plan.numCount) / 2));
+    expect(words).toEqual(differing);
+    expect(words.get(2 * plan.numCount - 1)).toBe(differing.get(2 * plan.numCount - 1));
+    expect(Math.max(...words.keys())).toBeGreaterThan(2 * 65_536);
     unpackState(state);
     expect(bytesOf(state)).toEqual(before);
   });
