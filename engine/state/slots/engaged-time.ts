@@ -12,6 +12,13 @@ import { formOf, inFixedWindow, windowCount, windowMs, type Form } from './windo
 
 export const ENGAGEMENT_EVENT = 'PageviewEngagement';
 
+/**
+ * The values and times every `last N` / `the_last` sum starts with: one frozen empty array for all of them (five
+ * arrays a user with the bench's cohorts, ~160 bytes, most never filled); a slot's first value gives it arrays of
+ * its own (`own`).
+ */
+const NO_VALUES = Object.freeze([]) as unknown as number[];
+
 export class EngagedTimeSlot extends BaseSlot {
   readonly event = ENGAGEMENT_EVENT;
   readonly form: Form;
@@ -38,7 +45,14 @@ export class EngagedTimeSlot extends BaseSlot {
 
   init(s: SlotStore): void {
     s.nums.fill(0, this.num, this.num + this.numWidth);
-    for (let j = 0; j < this.objWidth; j++) s.objs[this.obj + j] = [];
+    for (let j = 0; j < this.objWidth; j++) s.objs[this.obj + j] = NO_VALUES;
+  }
+
+  /** The slot's `j`th array, its own to change (the shared empty one replaced). */
+  private own(s: SlotStore, j: number): number[] {
+    let list = s.objs[this.obj + j] as number[];
+    if (list === NO_VALUES) s.objs[this.obj + j] = list = [];
+    return list;
   }
 
   protected check(s: SlotStore): Adoption {
@@ -72,15 +86,15 @@ export class EngagedTimeSlot extends BaseSlot {
         if (matched) nums[at + 1] = (nums[at + 1] as number) + seconds;
         return matched;
       case 'last': {
-        const values = s.objs[this.obj] as number[];
+        const values = this.own(s, 0);
         addValue(nums, at, values, matched ? seconds : 0);
         removeOldest(nums, at, values, values.length - this.n);
         return true;
       }
       case 'the_last':
         if (!matched) return false;
-        addValue(nums, at, s.objs[this.obj] as number[], seconds);
-        (s.objs[this.obj + 1] as number[]).push(s.time);
+        addValue(nums, at, this.own(s, 0), seconds);
+        this.own(s, 1).push(s.time);
         noteExpiry(s, this.expiryAt, s.time + this.ms);
         return true;
       case 'in_interval':

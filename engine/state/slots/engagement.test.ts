@@ -3,6 +3,11 @@
 import { describe, expect, it } from 'vitest';
 import type { Clause, During, NumberComparison, Where } from '../../query/ast.js';
 import { HOUR, MINUTE, T0, between, cohort, eq, ev, gt, gte, holdsAfter, lt, pred, runEvents, str, theLast } from '../../../test/support/engine-queries.js';
+import { EMPTY_CONTEXT } from '../../api.js';
+import { compilePlan } from '../../plan/index.js';
+import { decodeState, encodeState } from '../codec.js';
+import { segment } from '../segment.js';
+import { newUserState } from '../user-state.js';
 
 const pv = (t: number, ids = {}) => ev('Pageview', t, {}, ids);
 const eng = (t: number, properties: Record<string, unknown>, ids = {}) => ev('PageviewEngagement', t, properties, ids);
@@ -20,6 +25,12 @@ const views = (times: NumberComparison, perView: NumberComparison, options: { du
   ...(options.where && { where: options.where }),
 });
 
+function newStateAfter(plan: ReturnType<typeof compilePlan>, events: Parameters<typeof segment>[2]): ReturnType<typeof newUserState> {
+  const state = newUserState();
+  segment(plan, state, events, EMPTY_CONTEXT);
+  return state;
+}
+
 describe('engaged_time (E6, E7)', () => {
   it('sums engaged seconds; non-numbers and negatives count 0 (E6)', () => {
     const c = cohort(1, time(gte(10)));
@@ -35,6 +46,27 @@ describe('engaged_time (E6, E7)', () => {
     const exact = cohort(2, time(eq(0.1 + 0.2), theLast(HOUR)));
     const run2 = runEvents([exact], [eng(T0, { engaged_time: 5 }), eng(T0 + MINUTE, { engaged_time: 0.1 }), eng(T0 + 2 * MINUTE, { engaged_time: 0.2 }), ev('X', T0 + HOUR)]);
     expect(holdsAfter(run2, 2)).toEqual([false, false, false, true]);
+  });
+
+  it('last N and the_last start every user on one frozen empty array and give a user its own at its first value', () => {
+    const plan = compilePlan([cohort(1, time(gte(4), { kind: 'last', count: 2 })), cohort(2, time(gte(4), theLast(HOUR)))], 1);
+    const a = newUserState();
+    const b = newUserState();
+    segment(plan, a, [ev('X', T0)], EMPTY_CONTEXT);
+    segment(plan, b, [ev('X', T0)], EMPTY_CONTEXT);
+    const rings = (state: typeof a): unknown[] => state.objs.filter((obj) => Array.isArray(obj));
+    expect(rings(a)).toHaveLength(3);
+    expect(rings(a).every((ring) => Object.isFrozen(ring) && ring === rings(b)[0])).toBe(true);
+    const result = segment(plan, a, [eng(T0 + 1, { engaged_time: 5 })], EMPTY_CONTEXT);
+    expect(result.memberships).toEqual([1, 2]);
+    expect(rings(a)).toEqual([[5], [5], [T0 + 1]]);
+    expect(rings(a).some((ring) => Object.isFrozen(ring))).toBe(false);
+    // The other user's arrays are still the shared empty one, and its answers its own.
+    expect(rings(b).every((ring) => Object.isFrozen(ring) && (ring as unknown[]).length === 0)).toBe(true);
+    expect(segment(plan, b, [eng(T0 + 2, { engaged_time: 3 })], EMPTY_CONTEXT).memberships).toEqual([]);
+    // An encoded state with untouched arrays decodes and goes on as one never encoded.
+    const c = decodeState(encodeState(newStateAfter(plan, [ev('X', T0)])));
+    expect(segment(plan, c, [eng(T0 + 3, { engaged_time: 4 })], EMPTY_CONTEXT).memberships).toEqual([1, 2]);
   });
 
   it('where filters engagement events; current_view resets with the view (E3)', () => {
