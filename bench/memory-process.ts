@@ -2,7 +2,7 @@
 // in a temp dir, with the 100 bench cohorts; one event appended for each of N users, RSS read at every step.
 // Prints one JSON line per step and a final one. Run by bench/memory.ts: node dist/bench/memory-process.js N STEPS
 // [--in-flight K] [--decoded-states D] (K appends kept in flight, default 4,096; `serve --decoded-states`: the owner
-// keeps D states decoded, the others packed; default serve's, 16,384).
+// keeps D states decoded, the others packed; default all).
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';

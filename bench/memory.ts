@@ -10,7 +10,7 @@ import type { Progress } from './workload/seed.js';
 export interface MemoryBenchOptions {
   readonly users: number;
   readonly steps: number;
-  /** `serve --decoded-states`: states the owner keeps decoded, the others packed (default serve's, 16,384). */
+  /** `serve --decoded-states`: states the owner keeps decoded, the others packed (default all decoded). */
   readonly decodedStates?: number;
   /** Appends kept in flight (default IN_FLIGHT: fast to fill; the HTTP benchmarks keep 50, one per connection). */
   readonly inFlight?: number;

@@ -29,7 +29,7 @@ interface Settings {
   readonly engine: Partial<EngineBenchOptions>;
   readonly reference: ReferenceBenchOptions;
   readonly memory: MemoryBenchOptions;
-  /** The same with another `--decoded-states` (every state decoded) than the default's. */
+  /** The same with `--decoded-states`: the owner holds its least recently used states packed. */
   readonly memoryEncoded: MemoryBenchOptions;
   /** The same with as many appends in flight as the HTTP benchmarks' connections. */
   readonly memoryFewInFlight: MemoryBenchOptions;
@@ -43,8 +43,6 @@ interface Settings {
 }
 
 const SEED = 42;
-/** `--decoded-states` at its largest: every resident state decoded (the default keeps 16,384 per owner, the rest packed). */
-const ALL_DECODED = 100_000_000;
 const COHORTS = 100;
 
 export const FULL: Settings = {
@@ -56,7 +54,7 @@ export const FULL: Settings = {
   engine: {},
   reference: { seed: SEED, cohorts: COHORTS, history: 10_000, users: 3, events: 10 },
   memory: { users: 1_000_000, steps: 10 },
-  memoryEncoded: { users: 100_000, steps: 1, decodedStates: ALL_DECODED },
+  memoryEncoded: { users: 100_000, steps: 1, decodedStates: 16_384 },
   memoryFewInFlight: { users: 100_000, steps: 1, inFlight: 50 },
   backfill: {},
   reactionUsers: 5_000,
@@ -74,7 +72,7 @@ export const QUICK: Settings = {
   engine: { users: 2_000, eventsPerUser: 10, runs: 3, largeUsers: 20_000, largeEventsPerUser: 2, longHistory: 10_000, historyUsers: 5, historyRepetitions: 20 },
   reference: { seed: SEED, cohorts: COHORTS, history: 10_000, users: 1, events: 3 },
   memory: { users: 20_000, steps: 2 },
-  memoryEncoded: { users: 20_000, steps: 1, decodedStates: ALL_DECODED },
+  memoryEncoded: { users: 20_000, steps: 1, decodedStates: 2_048 },
   memoryFewInFlight: { users: 20_000, steps: 1, inFlight: 50 },
   backfill: { users: 500 },
   reactionUsers: 1_000,

@@ -11,19 +11,16 @@
 import { encodeState, packState, unpackState, type StateBuffers, type UserState } from '../../../engine/index.js';
 
 /**
- * Decoded states an owner keeps by default (`serve --decoded-states N`): 16,384, about 50 MiB with the bench's 100
- * cohorts; the long tail is held packed. Each event of a user outside the decoded tier pays an unpack and the pack of
- * the state it displaces: in the owner alone (`bench/owner.ts` with the tier at 8,192 of 30,000 users) about 4 µs
- * of CPU per event (runWork 18.6 µs against ~15 all decoded), not seen over HTTP: `node dist/bench/ab.js --variant
- * all=<dist>,--decoded-states,100000000 --variant tier16k=<dist>,--decoded-states,16384 --users 100000 --rounds 4
- * --seconds 15` (each user's events spread evenly, the worst case for a recency tier: 84 % of events outside it)
- * measured 186 µs of server CPU per request all decoded against 182 with the tier, ratio 0.222 against 0.230
- * (medians; the rounds' spread, 136-204 µs, is larger than either difference). What it saves: at 100,000 resident
- * users, RSS 876-885 MB against 1,026-1,078 MB all decoded, about 1.7 KB a user (`node --max-semi-space-size=32
- * --expose-gc dist/bench/memory-process.js 100000 4 --in-flight 50`, two runs each way; that process's own rate,
- * every event a new user's, 5,213-5,642 appends/s against 6,220-6,320).
+ * Decoded states an owner keeps by default (`serve --decoded-states N`): all of them. Holding the long tail packed
+ * saves memory but each event of a user outside the decoded tier pays an unpack and the pack of the state it
+ * displaces. A full `npm run bench` with 16,384 as the default (2026-11-29 08:52 UTC, build a1fa7b3; 100,000 users
+ * whose events are spread evenly, the worst case for a recency tier) measured the owners at 0.29 cores against 0.21
+ * in the run before (about 56 against 38 µs per request, the same in its `--threads 1` and `2` rows), ingestion
+ * 0.172x against 0.200x the baseline, and a hot user's memory 9,374 against 11,279 bytes (11,269 with every state
+ * decoded in the same run). `bench/ab.ts` at 100,000 users had not seen the CPU within its noise (182 against 186
+ * µs per request, 4 rounds spread over 136-204 µs). So it stays the operator's trade.
  */
-export const DECODED_STATES = 16_384;
+export const DECODED_STATES = Number.POSITIVE_INFINITY;
 
 export class ResidentStates {
   /** Decoded states, least recently used first. */
