@@ -12,13 +12,14 @@ import { encodeState, packState, unpackState, type StateBuffers, type UserState 
 
 /**
  * Decoded states an owner keeps by default (`serve --decoded-states N`): all of them. Holding the long tail packed
- * saves memory but each event of a user outside the decoded tier pays an unpack and the pack of the state it
- * displaces. A full `npm run bench` with 16,384 as the default (2026-11-29 08:52 UTC, build a1fa7b3; 100,000 users
- * whose events are spread evenly, the worst case for a recency tier) measured the owners at 0.29 cores against 0.21
- * in the run before (about 56 against 38 µs per request, the same in its `--threads 1` and `2` rows), ingestion
- * 0.172x against 0.200x the baseline, and a hot user's memory 9,374 against 11,279 bytes (11,269 with every state
- * decoded in the same run). `bench/ab.ts` at 100,000 users had not seen the CPU within its noise (182 against 186
- * µs per request, 4 rounds spread over 136-204 µs). So it stays the operator's trade.
+ * saves memory (a hot user at 100,000 users: 9,332 against 11,155 bytes in bench/README.md (6)) but each event of a
+ * user outside the decoded tier pays an unpack and the pack of the state it displaces: ~4 µs of the owner's CPU in
+ * `bench/owner.ts` (the tier at 8,192 of 30,000 users). Over HTTP, at 100,000 users whose events are spread evenly
+ * (the worst case for a recency tier), neither `bench/ab.ts` (182 against 186 µs of server CPU per request, 4
+ * rounds spread over 136-204 µs) nor two full runs resolved it: the run with 16,384 as the default (2026-11-29 08:52
+ * UTC) put the owners at ~56 µs per request and ingestion at 0.172x, the next one all decoded (09:28 UTC) at ~55 µs
+ * and 0.190x in its (1) row but ~37 µs in its `--threads 1` row, the machine slower or faster between rows. Until
+ * it is resolved, the default keeps the CPU and the tier is the operator's trade.
  */
 export const DECODED_STATES = Number.POSITIVE_INFINITY;
 
