@@ -80,9 +80,9 @@ export class UserState implements SlotStore {
    */
   context: SegmentContext | undefined = undefined;
   /**
-   * Packed (pack.ts `packState`): the numbers that differ from an empty state's and the flags (two to a byte), as the
-   * bytes of a one-byte string, while `nums` and `flags` are empty; every engine entry unpacks it first (`bindState`).
-   * Undefined: not packed.
+   * Packed (pack.ts `packState`): the words of its numbers that differ from an empty state's (through a dictionary of
+   * their values) and the flags (two to a byte), as the bytes of a one-byte string, while `nums` and `flags` are
+   * empty; every engine entry unpacks it first (`bindState`). Undefined: not packed.
    */
   packed: string | undefined = undefined;
 }

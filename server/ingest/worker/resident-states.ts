@@ -1,10 +1,11 @@
 // The states a partition owner keeps resident (server/ingest/README.md), in two tiers: the most recently used ones
 // decoded (bound to their plan, an event costs the segment step alone), the others packed (engine `packState`: only
-// the numbers that differ from an empty state's, and the flags two to a byte, as the bytes of one string; with the
-// bench's 100 cohorts a decoded state's numbers and flags are ~3.1 KB). A state leaves the decoded tier packed,
-// least recently used first, and comes back unpacked when its user is next computed: a copy and a scatter, still
-// bound, so its next step neither binds nor decides every cohort again. Which users are resident at all is still the
-// main thread's cache's decision (state/cache.ts): this is only how the owner holds them.
+// the words of its numbers that differ from an empty state's, through a dictionary of their values, and the flags
+// two to a byte, as the bytes of one string; with the bench's 100 cohorts a decoded state's numbers and flags are
+// ~3.1 KB, a packed one ~420 bytes after one event). A state leaves the decoded tier packed, least recently used
+// first, and comes back unpacked when its user is next computed, still bound, so its next step neither binds nor
+// decides every cohort again. Which users are resident at all is still the main thread's cache's decision
+// (state/cache.ts): this is only how the owner holds them.
 //
 // Exact: unpacking restores the state bit for bit (engine/state/pack.ts).
 
