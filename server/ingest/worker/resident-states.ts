@@ -15,12 +15,11 @@ import { encodeState, packState, unpackState, type StateBuffers, type UserState 
  * Decoded states an owner keeps by default (`serve --decoded-states N`): all of them. Holding the long tail packed
  * saves memory (a hot user at 100,000 users: 9,332 against 11,155 bytes in bench/README.md (6)) but each event of a
  * user outside the decoded tier pays an unpack and the pack of the state it displaces: ~4 µs of the owner's CPU in
- * `bench/owner.ts` (the tier at 8,192 of 30,000 users). Over HTTP, at 100,000 users whose events are spread evenly
- * (the worst case for a recency tier), neither `bench/ab.ts` (182 against 186 µs of server CPU per request, 4
- * rounds spread over 136-204 µs) nor two full runs resolved it: the run with 16,384 as the default (2026-11-29 08:52
- * UTC) put the owners at ~56 µs per request and ingestion at 0.172x, the next one all decoded (09:28 UTC) at ~55 µs
- * and 0.190x in its (1) row but ~37 µs in its `--threads 1` row, the machine slower or faster between rows. Until
- * it is resolved, the default keeps the CPU and the tier is the operator's trade.
+ * `bench/owner.ts` (the tier at 8,192 of 30,000 users), and over HTTP about 20 µs of server CPU per request off the
+ * main thread at 100,000 users whose events are spread evenly (the worst case for a recency tier): `node
+ * dist/bench/ab.js --variant all=dist --variant tier16k=dist,--decoded-states,16384 --users 100000 --rounds 6
+ * --seconds 10`, 4 complete rounds, medians 80.5 against 99.5 µs (higher in every round), ratio lower in every
+ * round (docs/performance.md, Kept, 2026-11-29). So it is the operator's trade.
  */
 export const DECODED_STATES = Number.POSITIVE_INFINITY;
 
