@@ -6,7 +6,7 @@
 // of dist/ inside this project, as bench/ab.ts takes), so a change to the owner can be judged apart from the HTTP
 // runs' noise. Not part of `npm run bench`.
 // Run: npm run build && node --max-semi-space-size=32 dist/bench/owner.js [--users N] [--per-task N] [--rounds N]
-// [--with-data SHARE] [--dist DIR]...
+// [--with-data SHARE] [--decoded-states N] [--dist DIR]... (`--decoded-states`: the owner's packed tier, as serve's)
 
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -20,6 +20,8 @@ export interface OwnerBenchOptions {
   readonly withData: number;
   /** dist/ directories to compare (their server/ingest modules are the ones measured). */
   readonly dists: readonly string[];
+  /** `serve --decoded-states`: states each owner keeps decoded, the others packed (undefined: all decoded). */
+  readonly decodedStates?: number;
 }
 
 export interface OwnerRound {
@@ -55,7 +57,7 @@ async function ownerOf(dist: string, options: OwnerBenchOptions): Promise<(round
   const data = Array.from({ length: options.users }, (_, u) => (every > 0 && u % every === 0 ? captureContext(gen.context(), probes) : EMPTY_CONTEXT_DATA));
   const pool = gen.events(5_000);
   const plans = new PlanCache();
-  const residents = new ResidentStates();
+  const residents = new ResidentStates(options.decodedStates);
   let time = Date.UTC(2026, 0, 1);
   let next = 0;
   const cpu = (): number => {
@@ -114,12 +116,17 @@ export async function runOwnerBench(options: OwnerBenchOptions, log: (line: stri
 }
 
 export function parseOwnerArgs(argv: readonly string[], ownDist: string): OwnerBenchOptions {
-  const options = { users: 30_000, perTask: 20, rounds: 6, withData: 1 / 3, dists: [] as string[] };
+  const options: { users: number; perTask: number; rounds: number; withData: number; dists: string[]; decodedStates?: number } = { users: 30_000, perTask: 20, rounds: 6, withData: 1 / 3, dists: [] };
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i];
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${name ?? ''}: a value is missing`);
     if (name === '--dist') options.dists.push(resolve(value));
+    else if (name === '--decoded-states') {
+      const n = Number(value);
+      if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--decoded-states: not a valid value: "${value}"`);
+      options.decodedStates = n;
+    }
     else if (name === '--users' || name === '--per-task' || name === '--rounds' || name === '--with-data') {
       const n = Number(value);
       const share = name === '--with-data';
@@ -128,7 +135,7 @@ export function parseOwnerArgs(argv: readonly string[], ownDist: string): OwnerB
       else if (name === '--per-task') options.perTask = n;
       else if (name === '--rounds') options.rounds = n;
       else options.withData = n;
-    } else throw new Error(`unknown argument "${name ?? ''}"; usage: node dist/bench/owner.js [--users N] [--per-task N] [--rounds N] [--with-data SHARE] [--dist DIR]...`);
+    } else throw new Error(`unknown argument "${name ?? ''}"; usage: node dist/bench/owner.js [--users N] [--per-task N] [--rounds N] [--with-data SHARE] [--decoded-states N] [--dist DIR]...`);
   }
   if (options.dists.length === 0) options.dists.push(ownDist);
   return options;

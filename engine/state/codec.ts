@@ -441,7 +441,6 @@ function sameNumbers(state: UserState, initial: PlanInfo['initial'], slot: SlotD
   return true;
 }
 
-
 function bad(message: string, cause?: unknown): EngineError {
   const error = new EngineError('ENGINE_BAD_STATE', `cannot decode user state: ${message}`);
   if (cause !== undefined) (error as { cause?: unknown }).cause = cause;

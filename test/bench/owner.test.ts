@@ -14,6 +14,8 @@ describe('bench/owner.ts', () => {
     expect(() => parseOwnerArgs(['--users', '0'], DIST)).toThrow(/--users/);
     expect(() => parseOwnerArgs(['--with-data', '2'], DIST)).toThrow(/--with-data/);
     expect(() => parseOwnerArgs(['--fast', '1'], DIST)).toThrow(/unknown argument/);
+    expect(parseOwnerArgs(['--decoded-states', '8192'], DIST)).toMatchObject({ decodedStates: 8192 });
+    expect(() => parseOwnerArgs(['--decoded-states', '0'], DIST)).toThrow(/--decoded-states/);
   });
 
   it('times each part of an owner task per event, in alternating rounds', async () => {

@@ -14,8 +14,9 @@ import { encodeState, packState, unpackState, type StateBuffers, type UserState 
 /**
  * Decoded states an owner keeps by default (`serve --decoded-states N`): all of them. Holding the long tail packed
  * saves memory (a hot user at 100,000 users: 9,332 against 11,155 bytes in bench/README.md (6)) but each event of a
- * user outside the decoded tier pays an unpack and the pack of the state it displaces: ~4 µs of the owner's CPU in
- * `bench/owner.ts` (the tier at 8,192 of 30,000 users), and over HTTP about 20 µs of server CPU per request off the
+ * user outside the decoded tier pays an unpack and the pack of the state it displaces: ~12 µs of the owner's CPU
+ * in `node dist/bench/owner.js --decoded-states 8192` (runWork 25.09 against 13.24 µs per event, 30,000 users), and
+ * over HTTP about 20 µs of server CPU per request off the
  * main thread at 100,000 users whose events are spread evenly (the worst case for a recency tier): `node
  * dist/bench/ab.js --variant all=dist --variant tier16k=dist,--decoded-states,16384 --users 100000 --rounds 6
  * --seconds 10`, 4 complete rounds, medians 80.5 against 99.5 µs (higher in every round), ratio lower in every
