@@ -3,7 +3,7 @@
 // deferred to the next tick (budget spent), or parked while its long history is replayed off the lane.
 
 import type { Store } from '../store/contract.js';
-import { readHistoryChunk } from '../ingest/state/load.js';
+import { readHistoryChunk, type HistoryChunk } from '../ingest/state/load.js';
 import type { AdoptItem, CatchUpItem, Lane, LaneItem } from '../ingest/lanes/lane.js';
 import { staleCodes, type PlanInfo } from '../ingest/plan-info.js';
 import type { CatchUp } from '../ingest/worker/work.js';
@@ -85,13 +85,27 @@ export async function planCatchUps(
     first = false;
     budget -= candidate.count;
     reads.push(
-      readHistoryChunk(store, candidate.org, candidate.user, 0, candidate.count + 1, candidate.seq).then((history) => {
+      historyOf(store, candidate).then((history) => {
         decisions.set(candidate.key, { kind: 'inline', mark, stale, catchup: { source: null, events: history.events, stale } });
       }),
     );
   }
   await Promise.all(reads);
   return decisions;
+}
+
+/**
+ * The candidate's whole history up to its last sequence: the one its catch-up item read ahead when that still ends
+ * there with as many events as the user's state has seen (no event of the user was stored since: a user's events are
+ * stored in sequence order, one group at a time, so the same last sequence is the same events), else read now.
+ */
+async function historyOf(store: Store, candidate: CatchUpCandidate): Promise<HistoryChunk> {
+  for (const item of candidate.items) {
+    if (item.kind !== 'catchup' || item.history === undefined) continue;
+    const ahead = await item.history.catch(() => undefined);
+    if (ahead !== undefined && ahead.done && ahead.lastSeq === candidate.seq && ahead.events.count === candidate.count) return ahead;
+  }
+  return readHistoryChunk(store, candidate.org, candidate.user, 0, candidate.count + 1, candidate.seq);
 }
 
 /** The weight of an item in a lane's backpressure measure. */

@@ -165,8 +165,11 @@ export class Sweeper {
       counting.catch(() => undefined); // awaited below; a sweep that ends first drops it
       record = { target: this.pipeline.planInfo(org).version, cursor: null, done: 0, total: 0, complete: false };
     }
-    // The next batch is listed while the current one is caught up (it starts after the current one's last user).
+    // Two batches are in the pipeline at a time: the next one is handed over (and its histories read ahead:
+    // ingest/pipeline.ts `catchUp`) while the one before it is caught up, and the one after it is listed meanwhile.
+    // The cursor moves past a batch once it is done; batches finish in order (their groups commit in build order).
     let listing = listUsers(this.store, org, record.cursor, this.batch);
+    let handed: { readonly users: readonly string[]; readonly done: Promise<void> } | undefined;
     for (;;) {
       listing.catch(() => undefined); // awaited below unless the sweep ends first
       if (this.stopped) return;
@@ -175,23 +178,29 @@ export class Sweeper {
         return;
       }
       const users = await listing;
-      if (users.length === 0) {
-        const total: number = counting === undefined ? record.total : await counting;
-        record = { ...record, complete: true, total: Math.max(total, record.done) };
-        await this.save(org, sweep, record);
-        sweep.completed = Math.max(sweep.completed, record.target);
-        return;
-      }
       if (this.stopped) return;
-      const cursor = users[users.length - 1] as string;
-      listing = listUsers(this.store, org, cursor, this.batch);
-      await this.pipeline.catchUp(org, users);
+      let next: typeof handed;
+      if (users.length > 0) {
+        listing = listUsers(this.store, org, users[users.length - 1] as string, this.batch);
+        next = { users, done: this.pipeline.catchUp(org, users) };
+        next.done.catch(() => undefined); // awaited in the next turn unless the sweep ends first
+      }
+      if (handed !== undefined) {
+        await handed.done;
+        const total: number = counting === undefined ? record.total : await counting;
+        const done: number = record.done + handed.users.length;
+        record = { ...record, cursor: handed.users[handed.users.length - 1] as string, done, total: Math.max(total, done) };
+        counting = undefined;
+        await this.save(org, sweep, record);
+        this.onSwept?.(org, done);
+      }
+      handed = next;
+      if (handed !== undefined) continue;
       const total: number = counting === undefined ? record.total : await counting;
-      const done: number = record.done + users.length;
-      record = { ...record, cursor, done, total: Math.max(total, done) };
-      counting = undefined;
+      record = { ...record, complete: true, total: Math.max(total, record.done) };
       await this.save(org, sweep, record);
-      this.onSwept?.(org, done);
+      sweep.completed = Math.max(sweep.completed, record.target);
+      return;
     }
   }
 

@@ -9,12 +9,12 @@ import type { SegmentContext } from '../../engine/api.js';
 import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
 import { lastSeq } from '../domain/events/index.js';
-import { weightOf } from '../backfill/catchup.js';
+import { upToDate, weightOf } from '../backfill/catchup.js';
 import { createExecutor, type Executor } from './worker/executor.js';
 import { replayHistories, type HistoryDeps, type ReplayPlan, type ReplayedUser } from '../backfill/history.js';
 import { PARTITIONS_KEY } from './keys.js';
 import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lanes/lane.js';
-import { userSnapshotOps } from './state/load.js';
+import { readHistoryChunk, userSnapshotOps, type HistoryChunk } from './state/load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { ResidentAsks } from './state/residents.js';
 import { RecentIds, type RecentIdsHold } from './tick/recent-ids.js';
@@ -281,7 +281,8 @@ export class Pipeline implements IngestPipeline {
         new Promise<void>((resolve, reject) => {
           const lane = this.laneOf(org, user);
           const parked = lane.parked.get(userKey(org, user));
-          const item = { kind: 'catchup' as const, org, user, ...(options.quiet === true ? { quiet: true } : {}), resolve, reject };
+          const history = parked === undefined ? this.readAhead(org, user) : undefined;
+          const item = { kind: 'catchup' as const, org, user, ...(options.quiet === true ? { quiet: true } : {}), ...(history === undefined ? {} : { history }), resolve, reject };
           if (parked !== undefined) {
             parked.items.push(item);
             parked.weight += 1;
@@ -437,6 +438,19 @@ export class Pipeline implements IngestPipeline {
 
   private schedule(lane: Lane): void {
     this.scheduler.schedule(lane);
+  }
+
+  /**
+   * A catch-up's history read now, while the lanes still run earlier groups (a sweep hands the next users over before
+   * the last ones are done: backfill/sweep.ts), so that the main thread reads it while the owners compute; the tick
+   * uses it only if no event of the user was stored since (backfill/catchup.ts). None for a user the cache knows to be
+   * up to date or too long to replay in a tick (it is parked and read in chunks).
+   */
+  private readAhead(org: string, user: string): Promise<HistoryChunk | undefined> | undefined {
+    const cached = this.cache.peek(userKey(org, user));
+    const inline = this.env.catchUp.inline;
+    if (cached !== undefined && (upToDate(this.planOf(org), cached.count, cached.mark) !== undefined || cached.count > inline)) return undefined;
+    return readHistoryChunk(this.env.store, org, user, 0, inline + 1).catch(() => undefined);
   }
 
   private planOf(org: string): PlanInfo {

@@ -4,6 +4,7 @@
 // writing, each over users no other in-flight tick holds).
 
 import type { AppendRequest, AppendResult } from '../types.js';
+import type { HistoryChunk } from '../state/load.js';
 
 export interface AppendItem {
   readonly kind: 'append';
@@ -39,6 +40,11 @@ export interface CatchUpItem {
   readonly user: string;
   /** Repeats what an earlier owner of the partition already logged (issue 15): its transitions are logged quiet. */
   readonly quiet?: boolean;
+  /**
+   * The user's stored history, read when the catch-up was asked for (pipeline.ts `catchUp`), while the lanes were busy
+   * with earlier groups: its tick uses it when it still ends at the user's last sequence (backfill/catchup.ts).
+   */
+  readonly history?: Promise<HistoryChunk | undefined>;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
