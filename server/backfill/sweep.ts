@@ -182,7 +182,7 @@ export class Sweeper {
       let next: typeof handed;
       if (users.length > 0) {
         listing = listUsers(this.store, org, users[users.length - 1] as string, this.batch);
-        next = { users, done: this.pipeline.catchUp(org, users) };
+        next = { users, done: this.pipeline.catchUp(org, users, { adjacent: true }) };
         next.done.catch(() => undefined); // awaited in the next turn unless the sweep ends first
       }
       if (handed !== undefined) {

@@ -10,7 +10,7 @@
 
 import type { Identity, TrackIdent, TrackResolution } from '../domain/identity/index.js';
 import type { SchemaRegistry } from '../domain/schemas/index.js';
-import type { IngestPipeline, AppendRequest, AppendResult } from '../ingest/types.js';
+import type { IngestPipeline, AppendRequest, AppendResult, CatchUpOptions } from '../ingest/types.js';
 import { partitionOf, toStoredEvent, type StoredEvent } from '../domain/events/index.js';
 import type { BatchOp } from '../store/contract.js';
 import type { ControlLog } from './control-log.js';
@@ -103,7 +103,11 @@ export function clusterPipeline({ local, log, owners, sizes, askOwner }: Cluster
     },
     membershipsOf,
     audienceSize: (org: string, code: number) => sizes.total(org, code),
-    catchUp: (org: string, users: readonly string[], options?: { readonly quiet?: boolean }) => local.catchUp(org, owned(org, users), options),
+    catchUp: (org: string, users: readonly string[], options: CatchUpOptions = {}) => {
+      const mine = owned(org, users);
+      // Users of other nodes between them: their histories are read one by one, not in one range over all of them.
+      return local.catchUp(org, mine, mine.length === users.length ? options : { ...options, adjacent: false });
+    },
     reevaluate: (org: string, users: readonly string[]) => local.reevaluate(org, owned(org, users)),
   });
 }

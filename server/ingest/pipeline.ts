@@ -14,7 +14,7 @@ import { createExecutor, type Executor } from './worker/executor.js';
 import { replayHistories, type HistoryDeps, type ReplayPlan, type ReplayedUser } from '../backfill/history.js';
 import { PARTITIONS_KEY } from './keys.js';
 import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lanes/lane.js';
-import { readHistoryChunk, userSnapshotOps, type HistoryChunk } from './state/load.js';
+import { readHistories, readHistoryChunk, userSnapshotOps, type HistoryChunk } from './state/load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { ResidentAsks } from './state/residents.js';
 import { RecentIds, type RecentIdsHold } from './tick/recent-ids.js';
@@ -22,7 +22,7 @@ import { AudienceSizes, type SizeCounter } from './tick/sizes.js';
 import { StateCache, fromMemberCodes, userKey, type CachedUser } from './state/cache.js';
 import { GroupScheduler } from './lanes/groups.js';
 import type { TickEnv } from './tick/tick.js';
-import type { AppendRequest, AppendResult, ContextSource, IngestPipeline, PipelineStats, PlanSource } from './types.js';
+import type { AppendRequest, AppendResult, CatchUpOptions, ContextSource, IngestPipeline, PipelineStats, PlanSource } from './types.js';
 import { partitionOf } from '../domain/events/index.js';
 import type { ReactionLookup } from '../domain/reactions/contract.js';
 import { loadCursors, type Committed, type Cursors } from './tick/commit-log.js';
@@ -85,6 +85,13 @@ export interface IngestOptions {
 }
 
 export const DEFAULT_PARTITIONS = 16;
+
+/**
+ * The most stored values a catch-up of adjacent users reads ahead in one range (catchUp `adjacent`): a sweep's batch
+ * of 256 users with histories up to a few hundred events each (blocks hold up to 32); users past the bound are read
+ * alone, in their ticks.
+ */
+const ADJACENT_VALUES = 32_768;
 /**
  * D40: bytes the users' resident states may hold unless configured (`serve --state-cache-bytes`): an eighth of the
  * machine's memory, at least 64 MiB and at most 4 GiB, so that a site's active users stay resident on a server
@@ -273,15 +280,17 @@ export class Pipeline implements IngestPipeline {
     return this.sizes.countsOf(org, code);
   }
 
-  catchUp(org: string, users: readonly string[], options: { readonly quiet?: boolean } = {}): Promise<void> {
+  catchUp(org: string, users: readonly string[], options: CatchUpOptions = {}): Promise<void> {
     if (this.closing !== undefined) return Promise.reject(closedError());
     const byLane = new Set<Lane>();
-    const done = [...new Set(users)].map(
+    const unique = [...new Set(users)];
+    const together = options.adjacent === true ? readHistories(this.env.store, org, unique, this.env.catchUp.inline + 1, ADJACENT_VALUES).catch(() => undefined) : undefined;
+    const done = unique.map(
       (user) =>
         new Promise<void>((resolve, reject) => {
           const lane = this.laneOf(org, user);
           const parked = lane.parked.get(userKey(org, user));
-          const history = parked === undefined ? this.readAhead(org, user) : undefined;
+          const history = parked === undefined && this.needsHistory(org, user) ? (together?.then((read) => read?.get(user)) ?? this.readAhead(org, user)) : undefined;
           const item = { kind: 'catchup' as const, org, user, ...(options.quiet === true ? { quiet: true } : {}), ...(history === undefined ? {} : { history }), resolve, reject };
           if (parked !== undefined) {
             parked.items.push(item);
@@ -441,16 +450,19 @@ export class Pipeline implements IngestPipeline {
   }
 
   /**
-   * A catch-up's history read now, while the lanes still run earlier groups (a sweep hands the next users over before
-   * the last ones are done: backfill/sweep.ts), so that the main thread reads it while the owners compute; the tick
-   * uses it only if no event of the user was stored since (backfill/catchup.ts). None for a user the cache knows to be
-   * up to date or too long to replay in a tick (it is parked and read in chunks).
+   * Whether a catch-up's history is worth reading now, while the lanes still run earlier groups (a sweep hands the
+   * next users over before the last ones are done: backfill/sweep.ts), so that the main thread reads it while the
+   * owners compute; the tick uses it only if no event of the user was stored since (backfill/catchup.ts). Not for a
+   * user the cache knows to be up to date, or too long to replay in a tick (parked, and read in chunks).
    */
-  private readAhead(org: string, user: string): Promise<HistoryChunk | undefined> | undefined {
+  private needsHistory(org: string, user: string): boolean {
     const cached = this.cache.peek(userKey(org, user));
-    const inline = this.env.catchUp.inline;
-    if (cached !== undefined && (upToDate(this.planOf(org), cached.count, cached.mark) !== undefined || cached.count > inline)) return undefined;
-    return readHistoryChunk(this.env.store, org, user, 0, inline + 1).catch(() => undefined);
+    return cached === undefined || (upToDate(this.planOf(org), cached.count, cached.mark) === undefined && cached.count <= this.env.catchUp.inline);
+  }
+
+  /** A catch-up's history read now, alone (catchUp). */
+  private readAhead(org: string, user: string): Promise<HistoryChunk | undefined> {
+    return readHistoryChunk(this.env.store, org, user, 0, this.env.catchUp.inline + 1).catch(() => undefined);
   }
 
   private planOf(org: string): PlanInfo {

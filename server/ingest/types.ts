@@ -115,8 +115,7 @@ export interface IngestPipeline {
    * server/backfill/README.md: brings the users up to date with the plan (a catch-up over their history when behind), as
    * background work of their lanes; resolves once each one's result is durable. Rejects when closing.
    */
-  /** `quiet`: the catch-up repeats what an earlier owner already logged (a cluster node gaining a partition, issue 15). */
-  catchUp(org: string, users: readonly string[], options?: { readonly quiet?: boolean }): Promise<void>;
+  catchUp(org: string, users: readonly string[], options?: CatchUpOptions): Promise<void>;
   /** Resolves once every tick running at the call has finished (ticks started later see the latest plans). */
   settled(): Promise<void>;
   /** Replays the users' stored histories through `plan` off the lanes (offline cohorts, D20). */
@@ -130,4 +129,14 @@ export interface IngestPipeline {
   foldsIdle(): Promise<void>;
   /** Graceful stop: finishes queued work, writes snapshots, stops the workers. The store stays open. */
   close(): Promise<void>;
+}
+
+export interface CatchUpOptions {
+  /** The catch-up repeats what an earlier owner already logged (a cluster node gaining a partition, issue 15). */
+  readonly quiet?: boolean;
+  /**
+   * The users are consecutive users with events in the store's key order (a sweep's batch, backfill/sweep.ts): their
+   * histories are read ahead in one range instead of one read each.
+   */
+  readonly adjacent?: boolean;
 }
