@@ -327,7 +327,7 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   if (parts !== undefined) {
     const s = (name: string): string => `${(parts[name] ?? Number.NaN).toFixed(2)} s`;
     out.push(
-      `Where the sweep's time goes: its parts alone, one after another, over the same stored events (the sweep overlaps them: reads on the main thread, decoding and replay on the owner): listing the users ${s('listSeconds')} (one seek each; a new sweep lists them twice, to count them and to visit them); reading each user's history in its own range ${s('perUserReadSeconds')} (main thread ${s('perUserReadMainThreadCpuSeconds')} of CPU); the same stored values read in one range per 256 users, ${s('bulkReadSeconds')} (main thread ${s('bulkReadMainThreadCpuSeconds')}); decoding them ${s('decodeSeconds')}; replaying them through the new cohort ${s('replaySeconds')}.`,
+      `Where the sweep's time goes: its parts alone, one after another, over the same stored events (the sweep overlaps them: reads on the main thread, decoding and replay on the owner): listing the users ${s('listSeconds')} (one seek each, as a new sweep counts them); reading each user's history in its own range ${s('perUserReadSeconds')} (main thread ${s('perUserReadMainThreadCpuSeconds')} of CPU; a tick does so when no history was read ahead); the same stored values read in one range per 256 users, ${s('bulkReadSeconds')} (main thread ${s('bulkReadMainThreadCpuSeconds')}; how the sweep lists its users and reads their histories, while the owners replay the batch before); decoding them ${s('decodeSeconds')}; replaying them through the new cohort ${s('replaySeconds')}.`,
       '',
     );
   }

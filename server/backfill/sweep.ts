@@ -5,7 +5,8 @@
 import type { IngestPipeline } from '../ingest/index.js';
 import type { Store } from '../store/contract.js';
 import { sweepKey } from './keys.js';
-import { countUsers, listUsers } from './users.js';
+import { countUsers, listUsers, scanUsers } from './users.js';
+import { CATCH_UP_INLINE } from '../ingest/pipeline.js';
 
 /** A sweep's progress as the cohort read model shows it. */
 export interface BackfillProgress {
@@ -165,10 +166,14 @@ export class Sweeper {
       counting.catch(() => undefined); // awaited below; a sweep that ends first drops it
       record = { target: this.pipeline.planInfo(org).version, cursor: null, done: 0, total: 0, complete: false };
     }
-    // Two batches are in the pipeline at a time: the next one is handed over (and its histories read ahead:
-    // ingest/pipeline.ts `catchUp`) while the one before it is caught up, and the one after it is listed meanwhile.
-    // The cursor moves past a batch once it is done; batches finish in order (their groups commit in build order).
-    let listing = listUsers(this.store, org, record.cursor, this.batch);
+    // Two batches are in the pipeline at a time: the next one is handed over while the one before it is caught up,
+    // and the one after it is listed meanwhile. Listing reads the users' events (users.ts `scanUsers`), so each batch
+    // comes with its histories, which its catch-ups use unless an event of the user was stored since. The cursor
+    // moves past a batch once it is done; batches finish in order (their groups commit in build order).
+    // Histories up to the pipeline's default inline bound (a catch-up beyond the pipeline's own bound is parked
+    // whatever was read, and one beyond this bound reads its history in its tick: either way the same events).
+    const scan = (after: string | null) => scanUsers(this.store, org, after, this.batch, CATCH_UP_INLINE + 1);
+    let listing = scan(record.cursor);
     let handed: { readonly users: readonly string[]; readonly done: Promise<void> } | undefined;
     for (;;) {
       listing.catch(() => undefined); // awaited below unless the sweep ends first
@@ -177,12 +182,12 @@ export class Sweeper {
         sweep.again = true;
         return;
       }
-      const users = await listing;
+      const { users, histories } = await listing;
       if (this.stopped) return;
       let next: typeof handed;
       if (users.length > 0) {
-        listing = listUsers(this.store, org, users[users.length - 1] as string, this.batch);
-        next = { users, done: this.pipeline.catchUp(org, users, { adjacent: true }) };
+        listing = scan(users[users.length - 1] as string);
+        next = { users, done: this.pipeline.catchUp(org, users, { histories }) };
         next.done.catch(() => undefined); // awaited in the next turn unless the sweep ends first
       }
       if (handed !== undefined) {

@@ -4,6 +4,7 @@
 import type { Store } from '../store/contract.js';
 import { scanPrefix } from '../store/layout.js';
 import { prefixUpperBound, userEventPrefix } from '../domain/events/keys.js';
+import { historyChunkOf, type HistoryChunk } from '../ingest/state/load.js';
 
 /** Up to `limit` users after `after` (exclusive; null = from the first), ascending. */
 export async function listUsers(store: Store, org: string, after: string | null, limit: number): Promise<string[]> {
@@ -27,4 +28,80 @@ export async function countUsers(store: Store, org: string): Promise<number> {
     if (users.length < 1000) return count;
     after = users[users.length - 1] as string;
   }
+}
+
+/** A sweep's next users, listed by reading their events, with the histories read on the way (scanUsers). */
+export interface UserBatch {
+  /** Up to the limit, ascending, after the cursor given. */
+  readonly users: string[];
+  /**
+   * A listed user's whole history as `readHistoryChunk(store, org, user, 0, limit)` answers it; absent for a user
+   * whose stored values reached `limit` (it cannot be replayed in a tick: it is parked and read in chunks) or were
+   * cut by the batch's bounds.
+   */
+  readonly histories: Map<string, HistoryChunk>;
+}
+
+/** What one scan reads at most besides the histories it gives up on: stored values and their bytes. */
+export interface ScanBounds {
+  readonly values: number;
+  readonly bytes: number;
+}
+
+const SCAN_BOUNDS: ScanBounds = { values: 32_768, bytes: 16 * 1024 * 1024 };
+/** Stored values read per range read. */
+const SCAN_READ = 4_096;
+
+/**
+ * Up to `limit` users after `after` (as listUsers) listed by reading their stored values in key order, a few
+ * thousand per range read, instead of a seek per user: a sweep replays each history anyway, so it reads them on the
+ * way. A user with `historyLimit` stored values or more is passed with a seek (its history is left to its tick), and
+ * the scan ends early, at a user's end, once the batch holds `bounds` of values or bytes.
+ */
+export async function scanUsers(store: Store, org: string, after: string | null, limit: number, historyLimit: number, bounds: ScanBounds = SCAN_BOUNDS): Promise<UserBatch> {
+  const orgPrefix = scanPrefix('e', org);
+  const end = prefixUpperBound(orgPrefix);
+  const users: string[] = [];
+  const histories = new Map<string, HistoryChunk>();
+  type Range = { readonly gte: string } | { readonly gt: string };
+  let range: Range = { gte: after === null ? orgPrefix : prefixUpperBound(userEventPrefix(org, after)) };
+  let user: string | undefined;
+  let values: Uint8Array[] = [];
+  let whole = true;
+  let valuesRead = 0;
+  let bytesRead = 0;
+  const finish = (): void => {
+    if (user === undefined) return;
+    users.push(user);
+    if (whole) histories.set(user, historyChunkOf(values, 0, historyLimit));
+    user = undefined;
+    values = [];
+    whole = true;
+  };
+  for (;;) {
+    const entries = await store.encodedEntries({ ...range, lt: end, limit: SCAN_READ });
+    if (entries.length === 0) break;
+    let next: Range = { gt: (entries[entries.length - 1] as readonly [string, Uint8Array])[0] };
+    for (const [key, bytes] of entries) {
+      const owner = key.slice(orgPrefix.length, key.indexOf('!', orgPrefix.length));
+      if (owner !== user) {
+        finish();
+        // The next batch starts at this user.
+        if (users.length >= limit || valuesRead >= bounds.values || bytesRead >= bounds.bytes) return { users, histories };
+        user = owner;
+      }
+      values.push(bytes);
+      valuesRead++;
+      bytesRead += bytes.byteLength;
+      if (values.length >= historyLimit) {
+        // Too long to replay in a tick: listed without its history, the rest of its values passed with a seek.
+        whole = false;
+        next = { gte: prefixUpperBound(userEventPrefix(org, owner)) };
+        break;
+      }
+    }
+    range = next;
+  }
+  finish();
+  return { users, histories };
 }

@@ -103,11 +103,7 @@ export function clusterPipeline({ local, log, owners, sizes, askOwner }: Cluster
     },
     membershipsOf,
     audienceSize: (org: string, code: number) => sizes.total(org, code),
-    catchUp: (org: string, users: readonly string[], options: CatchUpOptions = {}) => {
-      const mine = owned(org, users);
-      // Users of other nodes between them: their histories are read one by one, not in one range over all of them.
-      return local.catchUp(org, mine, mine.length === users.length ? options : { ...options, adjacent: false });
-    },
+    catchUp: (org: string, users: readonly string[], options?: CatchUpOptions) => local.catchUp(org, owned(org, users), options),
     reevaluate: (org: string, users: readonly string[]) => local.reevaluate(org, owned(org, users)),
   });
 }

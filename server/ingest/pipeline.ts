@@ -14,7 +14,7 @@ import { createExecutor, type Executor } from './worker/executor.js';
 import { replayHistories, type HistoryDeps, type ReplayPlan, type ReplayedUser } from '../backfill/history.js';
 import { PARTITIONS_KEY } from './keys.js';
 import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lanes/lane.js';
-import { readHistories, readHistoryChunk, userSnapshotOps, type HistoryChunk } from './state/load.js';
+import { readHistoryChunk, userSnapshotOps, type HistoryChunk } from './state/load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { ResidentAsks } from './state/residents.js';
 import { RecentIds, type RecentIdsHold } from './tick/recent-ids.js';
@@ -86,12 +86,8 @@ export interface IngestOptions {
 
 export const DEFAULT_PARTITIONS = 16;
 
-/**
- * The most stored values a catch-up of adjacent users reads ahead in one range (catchUp `adjacent`): a sweep's batch
- * of 256 users with histories up to a few hundred events each (blocks hold up to 32); users past the bound are read
- * alone, in their ticks.
- */
-const ADJACENT_VALUES = 32_768;
+/** The longest history caught up inside a tick unless told (`catchUpInline`); longer ones are parked. */
+export const CATCH_UP_INLINE = 2000;
 /**
  * D40: bytes the users' resident states may hold unless configured (`serve --state-cache-bytes`): an eighth of the
  * machine's memory, at least 64 MiB and at most 4 GiB, so that a site's active users stay resident on a server
@@ -176,7 +172,7 @@ export class Pipeline implements IngestPipeline {
       now: this.now,
       snapshotEvery: Math.max(1, options.snapshotEvery ?? 256),
       snapshotAfterMs: this.snapshotAfterMs,
-      catchUp: { inline: Math.max(1, options.catchUpInline ?? 2000), budget: Math.max(1, options.catchUpBudget ?? 8000) },
+      catchUp: { inline: Math.max(1, options.catchUpInline ?? CATCH_UP_INLINE), budget: Math.max(1, options.catchUpBudget ?? 8000) },
       planOf: (org) => this.planOf(org),
       park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
       contextOf: (org, user) => this.contexts.contextFor(org, user),
@@ -283,14 +279,12 @@ export class Pipeline implements IngestPipeline {
   catchUp(org: string, users: readonly string[], options: CatchUpOptions = {}): Promise<void> {
     if (this.closing !== undefined) return Promise.reject(closedError());
     const byLane = new Set<Lane>();
-    const unique = [...new Set(users)];
-    const together = options.adjacent === true ? readHistories(this.env.store, org, unique, this.env.catchUp.inline + 1, ADJACENT_VALUES).catch(() => undefined) : undefined;
-    const done = unique.map(
+    const done = [...new Set(users)].map(
       (user) =>
         new Promise<void>((resolve, reject) => {
           const lane = this.laneOf(org, user);
           const parked = lane.parked.get(userKey(org, user));
-          const history = parked === undefined && this.needsHistory(org, user) ? (together?.then((read) => read?.get(user)) ?? this.readAhead(org, user)) : undefined;
+          const history = parked === undefined && this.needsHistory(org, user) ? this.readAhead(org, user, options.histories) : undefined;
           const item = { kind: 'catchup' as const, org, user, ...(options.quiet === true ? { quiet: true } : {}), ...(history === undefined ? {} : { history }), resolve, reject };
           if (parked !== undefined) {
             parked.items.push(item);
@@ -460,8 +454,9 @@ export class Pipeline implements IngestPipeline {
     return cached === undefined || (upToDate(this.planOf(org), cached.count, cached.mark) === undefined && cached.count <= this.env.catchUp.inline);
   }
 
-  /** A catch-up's history read now, alone (catchUp). */
-  private readAhead(org: string, user: string): Promise<HistoryChunk | undefined> {
+  /** A catch-up's history: the one the caller read (a sweep's scan), else read now, alone. */
+  private readAhead(org: string, user: string, given: ReadonlyMap<string, HistoryChunk> | undefined): Promise<HistoryChunk | undefined> {
+    if (given !== undefined) return Promise.resolve(given.get(user));
     return readHistoryChunk(this.env.store, org, user, 0, this.env.catchUp.inline + 1).catch(() => undefined);
   }
 

@@ -8,6 +8,7 @@ import type { ReplayPlan, ReplayedUser } from '../backfill/history.js';
 import type { PlanInfo } from './plan-info.js';
 import type { RecentIdsHold } from './tick/recent-ids.js';
 import type { Committed } from './tick/commit-log.js';
+import type { HistoryChunk } from './state/load.js';
 import type { DeadlineStats } from './deadlines/scheduler.js';
 import type { SizeCounter } from './tick/sizes.js';
 
@@ -135,8 +136,9 @@ export interface CatchUpOptions {
   /** The catch-up repeats what an earlier owner already logged (a cluster node gaining a partition, issue 15). */
   readonly quiet?: boolean;
   /**
-   * The users are consecutive users with events in the store's key order (a sweep's batch, backfill/sweep.ts): their
-   * histories are read ahead in one range instead of one read each.
+   * Whole histories of some of the users, read by the caller (a sweep lists its users by reading their events:
+   * backfill/users.ts `scanUsers`): used as the users' histories read ahead, instead of a read each now. A tick uses
+   * one only if it still ends at the user's last sequence with as many events as its state has seen.
    */
-  readonly adjacent?: boolean;
+  readonly histories?: ReadonlyMap<string, HistoryChunk>;
 }

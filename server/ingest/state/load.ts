@@ -9,7 +9,6 @@ import type { BatchOp, Store } from '../../store/contract.js';
 import { findByMintedTime, mintedTime, readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../../domain/events/index.js';
 import type { PackedEvents, StoredEvent } from '../../domain/events/index.js';
 import { concatValues, decodeValue } from '../../store/values.js';
-import { scanPrefix } from '../../store/layout.js';
 import { blockRun, isEncodedBlock, readEventsBySeq } from '../../domain/events/blocks.js';
 import { clientIdKey, prefixUpperBound, userEventKey, userEventPrefix } from '../../domain/events/keys.js';
 
@@ -125,42 +124,11 @@ export async function readHistoryChunk(
   const upper = untilSeq >= Number.MAX_SAFE_INTEGER ? prefixUpperBound(prefix) : userEventKey(org, user, untilSeq + 1);
   // Each value holds at least one event, so `limit` values hold at least `limit` events when there are that many.
   const values = await store.encodedValues({ gt: userEventKey(org, user, afterSeq), lt: upper, limit });
-  return chunkOf(values, afterSeq, limit);
-}
-
-/**
- * The whole histories of `users`, consecutive users of the organization in key order (a sweep's batch: nobody else
- * has events between the first and the last), from ONE range read of at most `maxValues` stored values instead of a
- * read per user: each chunk as `readHistoryChunk(store, org, user, 0, limit)` answers. A user whose values the bound
- * may have cut (the last one read when the read stopped at it), or with none, is left out: its tick reads it alone.
- */
-export async function readHistories(store: Store, org: string, users: readonly string[], limit: number, maxValues: number): Promise<Map<string, HistoryChunk>> {
-  const chunks = new Map<string, HistoryChunk>();
-  if (users.length === 0) return chunks;
-  const wanted = new Set(users);
-  const orgPrefix = scanPrefix('e', org);
-  const entries = await store.encodedEntries({ gte: userEventPrefix(org, users[0] as string), lt: prefixUpperBound(userEventPrefix(org, users[users.length - 1] as string)), limit: maxValues });
-  const cut = entries.length >= maxValues;
-  let user: string | undefined;
-  let values: Uint8Array[] = [];
-  const flush = (): void => {
-    if (user !== undefined && wanted.has(user)) chunks.set(user, chunkOf(values, 0, limit));
-  };
-  for (const [key, bytes] of entries) {
-    const owner = key.slice(orgPrefix.length, key.indexOf('!', orgPrefix.length));
-    if (owner !== user) {
-      flush();
-      user = owner;
-      values = [];
-    }
-    values.push(bytes);
-  }
-  if (!cut) flush();
-  return chunks;
+  return historyChunkOf(values, afterSeq, limit);
 }
 
 /** At most `limit` events after `afterSeq` of a user's stored values (records or blocks), in arrival order. */
-function chunkOf(values: readonly Uint8Array[], afterSeq: number, limit: number): HistoryChunk {
+export function historyChunkOf(values: readonly Uint8Array[], afterSeq: number, limit: number): HistoryChunk {
   const parts: Uint8Array[] = [];
   let count = 0;
   let lastSeq = afterSeq;
