@@ -34,6 +34,11 @@ class CountingStore extends MemoryStore {
     this.reads++;
     return super.encodedValues(range);
   }
+
+  override encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>> {
+    this.reads++;
+    return super.encodedEntries(range);
+  }
 }
 
 /** A store holding the user's events 1..n. */

@@ -66,7 +66,7 @@ export async function scanUsers(store: Store, org: string, after: string | null,
   type Range = { readonly gte: string } | { readonly gt: string };
   let range: Range = { gte: after === null ? orgPrefix : prefixUpperBound(userEventPrefix(org, after)) };
   let user: string | undefined;
-  let values: Uint8Array[] = [];
+  let values: Array<readonly [string, Uint8Array]> = [];
   let whole = true;
   let valuesRead = 0;
   let bytesRead = 0;
@@ -82,7 +82,8 @@ export async function scanUsers(store: Store, org: string, after: string | null,
     const entries = await store.encodedEntries({ ...range, lt: end, limit: SCAN_READ });
     if (entries.length === 0) break;
     let next: Range = { gt: (entries[entries.length - 1] as readonly [string, Uint8Array])[0] };
-    for (const [key, bytes] of entries) {
+    for (const entry of entries) {
+      const [key, bytes] = entry;
       const owner = key.slice(orgPrefix.length, key.indexOf('!', orgPrefix.length));
       if (owner !== user) {
         finish();
@@ -90,7 +91,7 @@ export async function scanUsers(store: Store, org: string, after: string | null,
         if (users.length >= limit || valuesRead >= bounds.values || bytesRead >= bounds.bytes) return { users, histories };
         user = owner;
       }
-      values.push(bytes);
+      values.push(entry);
       valuesRead++;
       bytesRead += bytes.byteLength;
       if (values.length >= historyLimit) {

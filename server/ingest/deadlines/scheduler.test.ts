@@ -118,4 +118,24 @@ describe('the deadline scheduler (D36)', () => {
     expect(new Set(calls.map((c) => c.user))).toEqual(new Set(['u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6']));
     expect(scheduler.stats().failed).toBe(1);
   });
+
+  it('hands out every due entry of one partition holding more than maxInFlight, as earlier ones finish', async () => {
+    const store = new MemoryStore();
+    const now = Date.now() - 1000;
+    // One partition's due range holds three times the bound: each scan reads it up to the bound only.
+    for (let i = 0; i < 6; i++) await put(store, 2, now + i, `p${i}`);
+    const { calls, scheduler } = start(store, 2);
+    await waitUntil(() => calls.length === 2, 'the first two');
+    const done = new Set<Call>();
+    await waitUntil(() => {
+      expect(scheduler.stats().inFlight).toBeLessThanOrEqual(2);
+      for (const call of calls) {
+        if (done.has(call)) continue;
+        done.add(call);
+        void call.finish(true);
+      }
+      return scheduler.stats().evaluated === 6;
+    }, 'every entry of the partition to be evaluated');
+    expect(calls.map((c) => c.user).sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
+  });
 });

@@ -8,9 +8,9 @@ import { decodeState } from '../../../engine/index.js';
 import type { BatchOp, Store } from '../../store/contract.js';
 import { findByMintedTime, mintedTime, readSnapshot, replayUserEvents, snapshotOps, toEngineEvent } from '../../domain/events/index.js';
 import type { PackedEvents, StoredEvent } from '../../domain/events/index.js';
-import { concatValues, decodeValue } from '../../store/values.js';
+import { concatValues } from '../../store/values.js';
 import { blockRun, isEncodedBlock, readEventsBySeq } from '../../domain/events/blocks.js';
-import { clientIdKey, prefixUpperBound, userEventKey, userEventPrefix } from '../../domain/events/keys.js';
+import { clientIdKey, prefixUpperBound, seqOfKey, userEventKey, userEventPrefix } from '../../domain/events/keys.js';
 
 /** The stored records of event ids already appended for their user, by `clientIdKey(org, user, id)`. */
 export async function findStoredIds(
@@ -123,22 +123,25 @@ export async function readHistoryChunk(
   const prefix = userEventPrefix(org, user);
   const upper = untilSeq >= Number.MAX_SAFE_INTEGER ? prefixUpperBound(prefix) : userEventKey(org, user, untilSeq + 1);
   // Each value holds at least one event, so `limit` values hold at least `limit` events when there are that many.
-  const values = await store.encodedValues({ gt: userEventKey(org, user, afterSeq), lt: upper, limit });
-  return historyChunkOf(values, afterSeq, limit);
+  const entries = await store.encodedEntries({ gt: userEventKey(org, user, afterSeq), lt: upper, limit });
+  return historyChunkOf(entries, afterSeq, limit);
 }
 
-/** At most `limit` events after `afterSeq` of a user's stored values (records or blocks), in arrival order. */
-export function historyChunkOf(values: readonly Uint8Array[], afterSeq: number, limit: number): HistoryChunk {
+/**
+ * At most `limit` events after `afterSeq` of a user's stored entries (`e!` keys with their records or blocks), in
+ * arrival order. A single record's sequence is its key's (ops.ts stores it under `userEventKey(.., seq)`), so the
+ * last one is not decoded for it; a block's last sequence is read from the block.
+ */
+export function historyChunkOf(entries: ReadonlyArray<readonly [string, Uint8Array]>, afterSeq: number, limit: number): HistoryChunk {
   const parts: Uint8Array[] = [];
   let count = 0;
   let lastSeq = afterSeq;
-  let lastSingle: Uint8Array | undefined;
-  for (const bytes of values) {
+  for (const [entryKey, bytes] of entries) {
     if (count >= limit) break;
     if (!isEncodedBlock(bytes)) {
       parts.push(bytes);
       count++;
-      lastSingle = bytes;
+      lastSeq = seqOfKey(entryKey);
       continue;
     }
     const run = blockRun(bytes, afterSeq, limit - count);
@@ -146,9 +149,7 @@ export function historyChunkOf(values: readonly Uint8Array[], afterSeq: number, 
     parts.push(run.bytes);
     count += run.count;
     lastSeq = run.lastSeq as number;
-    lastSingle = undefined;
   }
-  if (lastSingle !== undefined) lastSeq = decodeValue<StoredEvent>(lastSingle).seq;
   return {
     events: { bytes: parts.length === 1 ? (parts[0] as Uint8Array) : concatValues(parts), count },
     lastSeq,
