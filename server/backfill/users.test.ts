@@ -2,13 +2,11 @@
 // gives each user's whole history as a read of that user alone answers it, except for users too long for a tick.
 
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { MemoryStore } from '../store/memory.js';
-import { openLevelStore } from '../store/level.js';
 import type { BatchOp, Store } from '../store/contract.js';
 import { pushEventOps, pushEventRunOps } from '../domain/events/ops.js';
 import type { StoredEvent } from '../domain/events/record.js';
 import { decodeValues } from '../store/values.js';
-import { tempDir } from '../../test/support/processes.js';
+import { STORE_KINDS, openTestStore } from '../../test/support/stores.js';
 import { readHistoryChunk } from '../ingest/state/load.js';
 import { listUsers, scanUsers, type ScanBounds } from './users.js';
 
@@ -60,22 +58,12 @@ async function scanAll(store: Store, limit: number, bounds?: ScanBounds): Promis
   throw new Error('the scan did not end');
 }
 
-for (const kind of ['memory', 'LevelDB'] as const) {
+for (const kind of STORE_KINDS) {
   describe(`scanUsers on the ${kind} store`, () => {
     let store: Store;
     let cleanup: () => Promise<void>;
     beforeEach(async () => {
-      if (kind === 'memory') {
-        store = new MemoryStore();
-        cleanup = async () => undefined;
-      } else {
-        const dir = await tempDir('audience-scan-users-');
-        store = await openLevelStore(dir.path);
-        cleanup = async () => {
-          await store.close();
-          await dir.remove();
-        };
-      }
+      ({ store, cleanup } = await openTestStore(kind, 'audience-scan-users-'));
       await seed(store);
     });
     afterEach(async () => cleanup());

@@ -7,9 +7,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../store/contract.js';
 import { MemoryStore } from '../../store/memory.js';
-import { openLevelStore } from '../../store/level.js';
 import { decodeValue, decodeValues, encodeValue } from '../../store/values.js';
-import { tempDir } from '../../../test/support/processes.js';
+import { STORE_KINDS, openTestStore } from '../../../test/support/stores.js';
 import { readHistoryChunk, findStoredIds } from '../../ingest/state/load.js';
 import { isEncodedBlock, MAX_BLOCK_BYTES, MAX_BLOCK_EVENTS, blockOfEncoded, blockParts, type EventBlock } from './blocks.js';
 import { foldOps } from './fold.js';
@@ -104,22 +103,12 @@ async function expectReads(store: Store, records: readonly StoredEvent[]): Promi
   }
 }
 
-for (const kind of ['memory', 'LevelDB'] as const) {
+for (const kind of STORE_KINDS) {
   describe(`event blocks on the ${kind} store`, () => {
     let store: Store;
     let cleanup: () => Promise<void>;
     beforeEach(async () => {
-      if (kind === 'memory') {
-        store = new MemoryStore();
-        cleanup = async () => undefined;
-        return;
-      }
-      const dir = await tempDir('audience-blocks-');
-      store = await openLevelStore(dir.path);
-      cleanup = async () => {
-        await store.close();
-        await dir.remove();
-      };
+      ({ store, cleanup } = await openTestStore(kind, 'audience-blocks-'));
     });
     afterEach(async () => cleanup());
 

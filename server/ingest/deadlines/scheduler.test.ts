@@ -52,6 +52,19 @@ function start(store: MemoryStore, maxInFlight?: number): { calls: Call[]; sched
   return { calls, scheduler };
 }
 
+/** Finishes each call handed out (but those in `done`) as it comes, until `evaluated` entries were, never more than `bound` in flight. */
+async function finishUntil(scheduler: DeadlineScheduler, calls: readonly Call[], done: Set<Call>, evaluated: number, bound: number): Promise<void> {
+  await waitUntil(() => {
+    expect(scheduler.stats().inFlight).toBeLessThanOrEqual(bound);
+    for (const call of calls) {
+      if (done.has(call)) continue;
+      done.add(call);
+      void call.finish(true);
+    }
+    return scheduler.stats().evaluated === evaluated;
+  }, `${evaluated} entries to be evaluated`);
+}
+
 const put = (store: MemoryStore, partition: number, at: number, user: string) =>
   store.batch([{ type: 'put', key: reactionsKeys.deadline(partition, at, ORG, user), value: 1 }]);
 
@@ -106,15 +119,7 @@ describe('the deadline scheduler (D36)', () => {
     await waitUntil(() => calls.length >= 5, 'more hand-outs');
     expect(scheduler.stats().inFlight).toBeLessThanOrEqual(3);
     // Finish everything that comes until every entry was evaluated (the failed one included).
-    const done = new Set<Call>([calls[0] as Call, calls[1] as Call]);
-    await waitUntil(() => {
-      for (const call of calls) {
-        if (done.has(call)) continue;
-        done.add(call);
-        void call.finish(true);
-      }
-      return scheduler.stats().evaluated === 7;
-    }, 'every entry to be evaluated');
+    await finishUntil(scheduler, calls, new Set<Call>([calls[0] as Call, calls[1] as Call]), 7, 3);
     expect(new Set(calls.map((c) => c.user))).toEqual(new Set(['u0', 'u1', 'u2', 'u3', 'u4', 'u5', 'u6']));
     expect(scheduler.stats().failed).toBe(1);
   });
@@ -122,20 +127,11 @@ describe('the deadline scheduler (D36)', () => {
   it('hands out every due entry of one partition holding more than maxInFlight, as earlier ones finish', async () => {
     const store = new MemoryStore();
     const now = Date.now() - 1000;
-    // One partition's due range holds three times the bound: each scan reads it up to the bound only.
+    // One partition's due range holds three times the bound.
     for (let i = 0; i < 6; i++) await put(store, 2, now + i, `p${i}`);
     const { calls, scheduler } = start(store, 2);
     await waitUntil(() => calls.length === 2, 'the first two');
-    const done = new Set<Call>();
-    await waitUntil(() => {
-      expect(scheduler.stats().inFlight).toBeLessThanOrEqual(2);
-      for (const call of calls) {
-        if (done.has(call)) continue;
-        done.add(call);
-        void call.finish(true);
-      }
-      return scheduler.stats().evaluated === 6;
-    }, 'every entry of the partition to be evaluated');
+    await finishUntil(scheduler, calls, new Set<Call>(), 6, 2);
     expect(calls.map((c) => c.user).sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4', 'p5']);
   });
 });
