@@ -1,6 +1,7 @@
-// planCatchUps with histories read ahead (ingest/pipeline.ts `catchUp`): a catch-up uses the history its item read
-// when that still ends at the user's last sequence with as many events as its state has seen, and reads the store
-// again otherwise (an event stored since, a failed or partial read), so the replayed events are always the stored ones.
+// planCatchUps with histories read ahead (a sweep's scan, handed over with `pipeline.catchUp`): a catch-up uses the
+// history its item brought when that still ends at the user's last sequence with as many events as its state has
+// seen, and reads the store again otherwise (an event stored since, a cut read), so the replayed events are always
+// the stored ones.
 
 import { describe, expect, it } from 'vitest';
 import { MemoryStore } from '../store/memory.js';
@@ -50,7 +51,7 @@ async function storeWith(n: number): Promise<{ store: CountingStore; reads: () =
   return { store, reads: () => store.reads };
 }
 
-function candidate(count: number, seq: number, history?: Promise<HistoryChunk | undefined>): CatchUpCandidate {
+function candidate(count: number, seq: number, history?: HistoryChunk): CatchUpCandidate {
   const item: CatchUpItem = { kind: 'catchup', org: ORG, user: USER, ...(history === undefined ? {} : { history }), resolve: () => undefined, reject: () => undefined };
   return { org: ORG, user: USER, key: `${ORG}\0${USER}`, items: [item], count, mark: 1, seq };
 }
@@ -67,7 +68,7 @@ describe('a catch-up with its history read ahead', () => {
     const { store, reads } = await storeWith(5);
     const ahead = await readHistoryChunk(store, ORG, USER, 0, LIMITS.inline + 1);
     const before = reads();
-    const { events, chunk } = await replayed(store, candidate(5, 5, Promise.resolve(ahead)));
+    const { events, chunk } = await replayed(store, candidate(5, 5, ahead));
     expect(chunk).toBe(ahead.events);
     expect(reads()).toBe(before);
     expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5]);
@@ -80,18 +81,18 @@ describe('a catch-up with its history read ahead', () => {
     pushEventOps(more, ORG, record(6));
     await store.batch(more);
     const before = reads();
-    const { events } = await replayed(store, candidate(6, 6, Promise.resolve(ahead)));
+    const { events } = await replayed(store, candidate(6, 6, ahead));
     expect(reads()).toBe(before + 1);
     expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6]);
   });
 
-  it('reads the store again when the read ahead failed, was cut short or counts other events than the state', async () => {
+  it('reads the store again when the history brought is missing, cut short or counts other events than the state', async () => {
     const { store, reads } = await storeWith(4);
     const whole = await readHistoryChunk(store, ORG, USER, 0, LIMITS.inline + 1);
     const cut = await readHistoryChunk(store, ORG, USER, 0, 2);
     expect(cut.done).toBe(false);
     const miscounted: HistoryChunk = { ...whole, events: { ...whole.events, count: 3 } };
-    const cases: Promise<HistoryChunk | undefined>[] = [Promise.reject(new Error('read failed')), Promise.resolve(undefined), Promise.resolve(cut), Promise.resolve(miscounted)];
+    const cases: (HistoryChunk | undefined)[] = [undefined, cut, miscounted];
     for (const history of cases) {
       const before = reads();
       const { events, chunk } = await replayed(store, candidate(4, 4, history));

@@ -95,15 +95,15 @@ export async function planCatchUps(
 }
 
 /**
- * The candidate's whole history up to its last sequence: the one its catch-up item read ahead when that still ends
- * there with as many events as the user's state has seen (no event of the user was stored since: a user's events are
- * stored in sequence order, one group at a time, so the same last sequence is the same events), else read now.
+ * The candidate's whole history up to its last sequence: the one its catch-up item brought (read ahead) when that
+ * still ends there with as many events as the user's state has seen (no event of the user was stored since: a
+ * user's events are stored in sequence order, one group at a time, so the same last sequence is the same events),
+ * else read now.
  */
-async function historyOf(store: Store, candidate: CatchUpCandidate): Promise<HistoryChunk> {
+function historyOf(store: Store, candidate: CatchUpCandidate): Promise<HistoryChunk> {
   for (const item of candidate.items) {
-    if (item.kind !== 'catchup' || item.history === undefined) continue;
-    const ahead = await item.history.catch(() => undefined);
-    if (ahead !== undefined && ahead.done && ahead.lastSeq === candidate.seq && ahead.events.count === candidate.count) return ahead;
+    const ahead = item.kind === 'catchup' ? item.history : undefined;
+    if (ahead !== undefined && ahead.done && ahead.lastSeq === candidate.seq && ahead.events.count === candidate.count) return Promise.resolve(ahead);
   }
   return readHistoryChunk(store, candidate.org, candidate.user, 0, candidate.count + 1, candidate.seq);
 }

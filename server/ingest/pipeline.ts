@@ -9,12 +9,12 @@ import type { SegmentContext } from '../../engine/api.js';
 import { ServiceError } from '../errors.js';
 import type { BatchOp, Store } from '../store/contract.js';
 import { lastSeq } from '../domain/events/index.js';
-import { upToDate, weightOf } from '../backfill/catchup.js';
+import { weightOf } from '../backfill/catchup.js';
 import { createExecutor, type Executor } from './worker/executor.js';
 import { replayHistories, type HistoryDeps, type ReplayPlan, type ReplayedUser } from '../backfill/history.js';
 import { PARTITIONS_KEY } from './keys.js';
 import { Lane, type AdoptItem, type LaneItem, type ParkedUser } from './lanes/lane.js';
-import { readHistoryChunk, userSnapshotOps, type HistoryChunk } from './state/load.js';
+import { userSnapshotOps } from './state/load.js';
 import { toPlanInfo, type PlanInfo } from './plan-info.js';
 import { ResidentAsks } from './state/residents.js';
 import { RecentIds, type RecentIdsHold } from './tick/recent-ids.js';
@@ -284,7 +284,8 @@ export class Pipeline implements IngestPipeline {
         new Promise<void>((resolve, reject) => {
           const lane = this.laneOf(org, user);
           const parked = lane.parked.get(userKey(org, user));
-          const history = parked === undefined && this.needsHistory(org, user) ? this.readAhead(org, user, options.histories) : undefined;
+          // A history the caller read (a sweep's scan) goes with the item; its tick checks that it is still whole.
+          const history = parked === undefined ? options.histories?.get(user) : undefined;
           const item = { kind: 'catchup' as const, org, user, ...(options.quiet === true ? { quiet: true } : {}), ...(history === undefined ? {} : { history }), resolve, reject };
           if (parked !== undefined) {
             parked.items.push(item);
@@ -441,23 +442,6 @@ export class Pipeline implements IngestPipeline {
 
   private schedule(lane: Lane): void {
     this.scheduler.schedule(lane);
-  }
-
-  /**
-   * Whether a catch-up's history is worth reading now, while the lanes still run earlier groups (a sweep hands the
-   * next users over before the last ones are done: backfill/sweep.ts), so that the main thread reads it while the
-   * owners compute; the tick uses it only if no event of the user was stored since (backfill/catchup.ts). Not for a
-   * user the cache knows to be up to date, or too long to replay in a tick (parked, and read in chunks).
-   */
-  private needsHistory(org: string, user: string): boolean {
-    const cached = this.cache.peek(userKey(org, user));
-    return cached === undefined || (upToDate(this.planOf(org), cached.count, cached.mark) === undefined && cached.count <= this.env.catchUp.inline);
-  }
-
-  /** A catch-up's history: the one the caller read (a sweep's scan), else read now, alone. */
-  private readAhead(org: string, user: string, given: ReadonlyMap<string, HistoryChunk> | undefined): Promise<HistoryChunk | undefined> {
-    if (given !== undefined) return Promise.resolve(given.get(user));
-    return readHistoryChunk(this.env.store, org, user, 0, this.env.catchUp.inline + 1).catch(() => undefined);
   }
 
   private planOf(org: string): PlanInfo {

@@ -137,8 +137,8 @@ export interface CatchUpOptions {
   readonly quiet?: boolean;
   /**
    * Whole histories of some of the users, read by the caller (a sweep lists its users by reading their events:
-   * backfill/users.ts `scanUsers`): used as the users' histories read ahead, instead of a read each now. A tick uses
-   * one only if it still ends at the user's last sequence with as many events as its state has seen.
+   * backfill/users.ts `scanUsers`), so that their ticks need not read them: a tick uses one only if it still ends at
+   * the user's last sequence with as many events as its state has seen.
    */
   readonly histories?: ReadonlyMap<string, HistoryChunk>;
 }

@@ -41,10 +41,11 @@ export interface CatchUpItem {
   /** Repeats what an earlier owner of the partition already logged (issue 15): its transitions are logged quiet. */
   readonly quiet?: boolean;
   /**
-   * The user's stored history, read when the catch-up was asked for (pipeline.ts `catchUp`), while the lanes were busy
-   * with earlier groups: its tick uses it when it still ends at the user's last sequence (backfill/catchup.ts).
+   * The user's stored history as the caller read it before asking (a sweep lists its users by reading their events:
+   * backfill/users.ts), while the lanes ran earlier groups: its tick uses it when it still ends at the user's last
+   * sequence with as many events as the state has seen (backfill/catchup.ts), else reads it again.
    */
-  readonly history?: Promise<HistoryChunk | undefined>;
+  readonly history?: HistoryChunk;
   readonly resolve: () => void;
   readonly reject: (error: unknown) => void;
 }
