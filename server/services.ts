@@ -117,7 +117,7 @@ export interface ServicesOptions {
   readonly delivery?: Pick<DeliveryLoopOptions, 'timeoutMs' | 'firstRetryMs' | 'maxRetryMs' | 'horizonMs' | 'perEndpoint'>;
   /** D38 stream tuning (retention of the transitions log, the slow-client bound). */
   readonly stream?: Pick<StreamHubOptions, 'retentionMs' | 'maxBufferedBytes'>;
-  readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'historyChunk' | 'deadlines' | 'foldEvery'> & {
+  readonly tuning?: Pick<IngestOptions, 'partitions' | 'catchUpInline' | 'catchUpBudget' | 'catchUpsPerTick' | 'taskEvents' | 'historyChunk' | 'deadlines' | 'foldEvery'> & {
     readonly sweepBatch?: number;
   };
 }

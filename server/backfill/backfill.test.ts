@@ -231,6 +231,20 @@ describe('D19 sweep progress and the worker pool', () => {
   });
 });
 
+describe('D19: a group heavy with catch-ups goes to its owners as several tasks', () => {
+  it('tasks of about 25 history events each (threads: 2), live appends among them: the same exact result', async () => {
+    const rng = createRng(1911);
+    const h = await start({ threads: 2, tuning: { taskEvents: 25 } });
+    const users = await seedUsers(h, rng, 40, 30);
+    const instants = await instantsOf(h, users);
+    const cohorts: Cohort[] = [];
+    for (let code = 1; code <= 3; code++) cohorts.push(await h.create(randomQuery(rng, { code, instants })));
+    await Promise.all(users.slice(0, 10).map((user) => h.append(user, randomEvents(rng, 2), 1)));
+    await h.services.backfill.whenSwept(h.org);
+    await expectExact(h, users, cohorts.map((c) => referenceOf(c)));
+  });
+});
+
 describe('D19: disabled cohorts have no members; enabling evaluates over history again; deleting', () => {
   it('disable clears membership and size at once, re-enable recomputes, delete removes', async () => {
     const rng = createRng(1905);

@@ -18,7 +18,7 @@ import { planCatchUps, type CatchUpCandidate } from './catchup.js';
 const ORG = 'a0000000-0000-4000-8000-0000000000c1';
 const USER = 'b0000000-0000-4000-8000-0000000000c1';
 const T0 = Date.parse('2026-11-20T12:00:00.000Z');
-const LIMITS = { inline: 2000, budget: 8000 };
+const LIMITS = { inline: 2000, budget: 8000, taskEvents: 8192 };
 // Cohort 7 has generation 2: a state marked 1 is behind it.
 const PLAN = toPlanInfo({ version: 2, cohorts: [cohort(7, { and: [{ event: 'Pageview' }] })], generations: new Map([[7, 2]]) });
 

@@ -25,6 +25,8 @@ export interface CatchUpLimits {
   readonly inline: number;
   /** Events of history replayed inside one tick in all (the first catch-up of a tick always runs). */
   readonly budget: number;
+  /** History events per task to an owner: a group with more goes to its owner as several (tick/compute.ts). */
+  readonly taskEvents: number;
 }
 
 export type CatchUpDecision =

@@ -74,6 +74,8 @@ export interface IngestOptions {
   readonly catchUpBudget?: number;
   /** server/backfill/README.md: background catch-ups a tick takes after its live items (default 32). */
   readonly catchUpsPerTick?: number;
+  /** History events (catch-ups, replays) per task to an owner; a group with more goes as several tasks (8,192). */
+  readonly taskEvents?: number;
   /** Events per chunk of an off-lane history replay (default 2,000). */
   readonly historyChunk?: number;
   /** D37: which reactions a transition or page load fires (their deliveries join the same batch); none: no outbox. */
@@ -172,7 +174,7 @@ export class Pipeline implements IngestPipeline {
       now: this.now,
       snapshotEvery: Math.max(1, options.snapshotEvery ?? 256),
       snapshotAfterMs: this.snapshotAfterMs,
-      catchUp: { inline: Math.max(1, options.catchUpInline ?? CATCH_UP_INLINE), budget: Math.max(1, options.catchUpBudget ?? 8000) },
+      catchUp: { inline: Math.max(1, options.catchUpInline ?? CATCH_UP_INLINE), budget: Math.max(1, options.catchUpBudget ?? 8000), taskEvents: Math.max(1, options.taskEvents ?? 8192) },
       planOf: (org) => this.planOf(org),
       park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
       contextOf: (org, user) => this.contexts.contextFor(org, user),

@@ -1,5 +1,5 @@
 // A group's compute (tick.ts): every user with work goes to its partition's owner, grouped by organization, ONE
-// task per owner (all owners at once), carrying first what the owner is still to be told about its resident states
+// task per owner (all owners at once; a group heavy with catch-up histories in several, queued at once), carrying first what the owner is still to be told about its resident states
 // (state/residents.ts). The plan's cohorts are attached for the organizations an owner asks for (needPlan) and the task
 // is sent again. An owner that lost its states (its thread was replaced) makes the group fail, after the cache
 // forgets every user of that owner (they are loaded from the store again).
@@ -34,9 +34,49 @@ export async function compute(env: TickEnv, users: Map<string, UserWork>, plans:
     if (byOrg.size === 0 && !asks) return;
     const carry: CarriedAsks = { taken, bytes: [] };
     if (asks) carried.push(carry);
-    runs.push(runOwner(env, owner, byOrg, plans, carry));
+    // A group heavy with catch-ups goes as several tasks, queued at once: the owner replays the first while the main
+    // thread packs the next, and the main thread reads a reply while the owner replays the next. The first carries
+    // the asks; the others none.
+    splitByHistory(byOrg, env.catchUp.taskEvents).forEach((part, i) => {
+      runs.push(runOwner(env, owner, part, plans, i === 0 ? carry : { taken: NO_ASKS, bytes: [] }));
+    });
   });
   await Promise.all(runs);
+}
+
+const NO_ASKS: TakenAsks = { drops: [], snapshots: [], entries: [] };
+
+/**
+ * The owner's users in parts of about `taskEvents` history events each (catch-ups' histories and replays), in order;
+ * one part (the usual group: no history, or little) when they hold fewer.
+ */
+export function splitByHistory(byOrg: Map<string, UserWork[]>, taskEvents: number): Map<string, UserWork[]>[] {
+  let total = 0;
+  for (const users of byOrg.values()) for (const work of users) total += historyEvents(work);
+  if (total < 2 * taskEvents) return [byOrg];
+  const parts: Map<string, UserWork[]>[] = [];
+  let part = new Map<string, UserWork[]>();
+  let events = 0;
+  for (const [org, users] of byOrg) {
+    for (const work of users) {
+      if (events >= taskEvents) {
+        parts.push(part);
+        part = new Map();
+        events = 0;
+      }
+      const list = part.get(org) ?? [];
+      list.push(work);
+      part.set(org, list);
+      events += historyEvents(work);
+    }
+  }
+  if (part.size > 0) parts.push(part);
+  return parts;
+}
+
+function historyEvents(work: UserWork): number {
+  const catchup = work.decision?.kind === 'inline' ? work.decision.catchup.events.count : 0;
+  return catchup + work.replay.length;
 }
 
 async function runOwner(env: TickEnv, owner: number, byOrg: Map<string, UserWork[]>, plans: Map<string, PlanInfo>, carry: CarriedAsks): Promise<void> {
