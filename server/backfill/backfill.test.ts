@@ -219,31 +219,35 @@ describe('D19 sweep progress and the worker pool', () => {
   });
 
   it('catch-ups and off-lane replays run in piscina workers (threads: 2) with the same exact result', async () => {
-    const rng = createRng(1908);
     const h = await start({ threads: 2, tuning: { catchUpInline: 30, historyChunk: 10 } });
-    const users = await seedUsers(h, rng, 30, 80);
-    const instants = await instantsOf(h, users);
-    const cohorts: Cohort[] = [];
-    for (let code = 1; code <= 4; code++) cohorts.push(await h.create(randomQuery(rng, { code, instants })));
-    await Promise.all(users.slice(0, 8).map((user) => h.append(user, randomEvents(rng, 3), 1)));
-    await h.services.backfill.whenSwept(h.org);
-    await expectExact(h, users, cohorts.map((c) => referenceOf(c)));
+    await sweepBesideAppends(h, createRng(1908), { users: 30, history: 80, cohorts: 4, live: 8, liveEvents: 3 });
   });
 });
 
 describe('D19: a group heavy with catch-ups goes to its owners as several tasks', () => {
   it('tasks of about 25 history events each (threads: 2), live appends among them: the same exact result', async () => {
-    const rng = createRng(1911);
     const h = await start({ threads: 2, tuning: { taskEvents: 25 } });
-    const users = await seedUsers(h, rng, 40, 30);
-    const instants = await instantsOf(h, users);
-    const cohorts: Cohort[] = [];
-    for (let code = 1; code <= 3; code++) cohorts.push(await h.create(randomQuery(rng, { code, instants })));
-    await Promise.all(users.slice(0, 10).map((user) => h.append(user, randomEvents(rng, 2), 1)));
-    await h.services.backfill.whenSwept(h.org);
-    await expectExact(h, users, cohorts.map((c) => referenceOf(c)));
+    await sweepBesideAppends(h, createRng(1911), { users: 40, history: 30, cohorts: 3, live: 10, liveEvents: 2 });
   });
 });
+
+/**
+ * Seeds users with histories, creates random cohorts over their instants (each sweeps them), appends to the first
+ * `live` users meanwhile, and once swept checks every user and size against the reference.
+ */
+async function sweepBesideAppends(
+  h: Awaited<ReturnType<typeof start>>,
+  rng: ReturnType<typeof createRng>,
+  o: { users: number; history: number; cohorts: number; live: number; liveEvents: number },
+): Promise<void> {
+  const users = await seedUsers(h, rng, o.users, o.history);
+  const instants = await instantsOf(h, users);
+  const cohorts: Cohort[] = [];
+  for (let code = 1; code <= o.cohorts; code++) cohorts.push(await h.create(randomQuery(rng, { code, instants })));
+  await Promise.all(users.slice(0, o.live).map((user) => h.append(user, randomEvents(rng, o.liveEvents), 1)));
+  await h.services.backfill.whenSwept(h.org);
+  await expectExact(h, users, cohorts.map((c) => referenceOf(c)));
+}
 
 describe('D19: disabled cohorts have no members; enabling evaluates over history again; deleting', () => {
   it('disable clears membership and size at once, re-enable recomputes, delete removes', async () => {
