@@ -1,5 +1,6 @@
-// The users of an organization that have stored events, in key order, read from the per-user event index `e!`
-// with one seek per user in one iterator (never a scan of every event): what a sweep or an offline computation visits.
+// The users of an organization that have stored events, in key order, read from the per-user event index `e!`:
+// with one seek per user in one iterator (never a scan of every event), what an offline computation visits and a new
+// sweep counts; or by reading their events, a batch at a time, what a sweep visits (scanUsers).
 
 import type { Store } from '../store/contract.js';
 import { scanPrefix } from '../store/layout.js';
@@ -9,13 +10,15 @@ import { historyChunkOf, type HistoryChunk } from '../ingest/state/load.js';
 /** Up to `limit` users after `after` (exclusive; null = from the first), ascending. */
 export async function listUsers(store: Store, org: string, after: string | null, limit: number): Promise<string[]> {
   const orgPrefix = scanPrefix('e', org);
-  const userOf = (eventKey: string): string => {
-    const rest = eventKey.slice(orgPrefix.length);
-    return rest.slice(0, rest.indexOf('!'));
-  };
+  const userOf = (eventKey: string): string => userOfEventKey(orgPrefix, eventKey);
   const gte = after === null ? orgPrefix : prefixUpperBound(userEventPrefix(org, after));
   const keys = await store.skipKeys({ gte, lt: prefixUpperBound(orgPrefix) }, (eventKey) => prefixUpperBound(userEventPrefix(org, userOf(eventKey))), limit);
   return keys.map(userOf);
+}
+
+/** The user of an `e!` key of the organization whose scan prefix (`e!{org}!`) is `orgPrefix`. */
+function userOfEventKey(orgPrefix: string, eventKey: string): string {
+  return eventKey.slice(orgPrefix.length, eventKey.indexOf('!', orgPrefix.length));
 }
 
 /** How many users of the organization have stored events. */
@@ -84,7 +87,7 @@ export async function scanUsers(store: Store, org: string, after: string | null,
     let next: Range = { gt: (entries[entries.length - 1] as readonly [string, Uint8Array])[0] };
     for (const entry of entries) {
       const [key, bytes] = entry;
-      const owner = key.slice(orgPrefix.length, key.indexOf('!', orgPrefix.length));
+      const owner = userOfEventKey(orgPrefix, key);
       if (owner !== user) {
         finish();
         // The next batch starts at this user.
