@@ -57,6 +57,15 @@ class InlineExecutor implements Executor {
   }
 }
 
+/**
+ * Tasks posted to an owner before it has answered the ones before them (piscina's `concurrentTasksPerWorker`): a
+ * group's tasks (several when heavy with catch-ups, tick/compute.ts) reach the owner at once and it runs them one
+ * after another (worker.ts keeps their order), instead of waiting, after each answer, for the main thread's event
+ * loop to read it and post the next. Piscina then posts them in the order given (`stricterFIFO`: by default a task it
+ * cannot post yet goes back to the end of its queue).
+ */
+export const TASKS_POSTED = 16;
+
 class PoolExecutor implements Executor {
   private readonly pools: Piscina[];
   private turn = 0;
@@ -64,7 +73,7 @@ class PoolExecutor implements Executor {
   constructor(threads: number, decodedStates: number) {
     const filename = workerFilename();
     const workerData = { decodedStates };
-    this.pools = Array.from({ length: threads }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, workerData }));
+    this.pools = Array.from({ length: threads }, () => new Piscina({ filename, minThreads: 1, maxThreads: 1, idleTimeout: Infinity, concurrentTasksPerWorker: TASKS_POSTED, stricterFIFO: true, workerData }));
   }
 
   get owners(): number {

@@ -17,7 +17,21 @@ let histories: Promise<typeof import('./histories.js')> | undefined;
 let plans: PlanCache | undefined;
 let residents: Residents | undefined;
 
-export default async function runTask(sent: SentTask): Promise<unknown> {
+/** The task before this one: tasks run one at a time, in the order they arrived (the pool posts several at once). */
+let previous: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `sent` after the tasks that arrived before it. The pool posts an owner several tasks at once (executor.ts
+ * `TASKS_POSTED`), so that the owner starts the next as soon as it has answered one, not once the main thread has
+ * read that answer; their order is kept here (a task's awaits would otherwise let the next one's start interleave).
+ */
+export default function runTask(sent: SentTask): Promise<unknown> {
+  const run = previous.then(() => runOne(sent));
+  previous = run.catch(() => undefined);
+  return run;
+}
+
+async function runOne(sent: SentTask): Promise<unknown> {
   work ??= import('./work.js');
   const { PlanCache, runWork } = await work;
   const { packMessage, unpackMessage } = await (messages ??= import('./messages.js'));

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readUserEvents } from '../../domain/events/index.js';
 import { MemoryStore } from '../../store/memory.js';
-import { createExecutor, workerFilename } from './executor.js';
+import { TASKS_POSTED, createExecutor, workerFilename } from './executor.js';
 import { EMPTY_CONTEXT_DATA } from '../tick/context.js';
 import { decodeState } from '../../../engine/index.js';
 import { MapContexts, MapPlans, ORG, T0, cohort, event, userId } from '../../../test/support/ingest.js';
@@ -104,6 +104,23 @@ describe('piscina workers (threads: 2)', () => {
       expect(decodeState(asked.snapshots?.[0] as Uint8Array).count).toBe(3);
       expect(asked.snapshots?.[1]).toBeNull();
       expect(await executor.run(group([user(true, 4)]), 1)).toEqual({ lost: ['u1'] });
+    } finally {
+      await executor.close();
+    }
+  });
+
+  it('run the tasks posted to an owner at once one after another, in the order posted (TASKS_POSTED)', async () => {
+    const executor = createExecutor(1);
+    try {
+      const step = (n: number) => ({ kind: 'events' as const, events: [{ name: 'Pageview', time: T0 + n, properties: {} }] });
+      const task = (n: number) => ({ groups: [{ org: ORG, version: 7, users: [{ key: 'u1', resident: n > 1, state: null, replay: [], snapshot: false, steps: [step(n)], ctx: EMPTY_CONTEXT_DATA }], cohorts: COHORTS }] });
+      // A fresh owner: the first task also loads the engine; each later one goes on from the state the one before left.
+      const replies = await Promise.all(Array.from({ length: TASKS_POSTED + 4 }, (_, i) => executor.run(task(i + 1), 0)));
+      replies.forEach((reply, i) => {
+        if (reply.needPlan === true || reply.lost !== undefined) throw new Error(`task ${i + 1}: ${JSON.stringify(reply)}`);
+        expect(reply.groups[0]?.[0]?.count).toBe(i + 1);
+        expect(reply.groups[0]?.[0]?.steps[0]?.memberships).toEqual(i + 1 >= 3 ? [1] : []);
+      });
     } finally {
       await executor.close();
     }
