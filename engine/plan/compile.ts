@@ -17,6 +17,7 @@ import { compileWhere, whereParts, whereTest } from './conditions/index.js';
 import { compileConnections } from './connections.js';
 import { ContextMemo } from './context-memo.js';
 import { orderCohorts } from './order.js';
+import { eventPropertyKeysOf } from './property-keys.js';
 import { NOT_STICKY, finalAboveOf, stickyAnswerOf } from './sticky.js';
 import { Plan, type ClauseShape, type ClauseTest, type CompiledCohort, type FilterGroup } from './plan.js';
 
@@ -204,6 +205,7 @@ export function compilePlan(cohorts: readonly CohortDefinition[], version: numbe
     exited: exited.map((list) => Int32Array.from(list)),
     contextMemo,
     generateCode: options.generateCode ?? true,
+    eventPropertyKeys: eventPropertyKeysOf(cohorts.map((cohort) => cohort.query)),
   });
 }
 

@@ -70,6 +70,8 @@ export interface PlanParts {
   readonly contextMemo: ContextMemo;
   /** Whether to generate the hot paths as code (state/generated.ts). */
   readonly generateCode?: boolean;
+  /** The top-level keys of an event's properties the plan can read (property-keys.ts); undefined: any. */
+  readonly eventPropertyKeys: ReadonlySet<string> | undefined;
 }
 
 export class Plan {
@@ -78,6 +80,11 @@ export class Plan {
   readonly codes: readonly number[];
   /** Canonical keys of the plan's slots (what `missingSlots` reports). */
   readonly slotKeys: readonly string[];
+  /**
+   * The top-level keys of an event's properties the plan can read (plan/property-keys.ts); undefined: it may read any.
+   * Its answers for an event are the same with the other top-level properties left out.
+   */
+  readonly eventPropertyKeys: ReadonlySet<string> | undefined;
   /** @internal Slot definitions, placed in a user's numeric store (numCount 8-byte words, objCount objects). */
   readonly slots: readonly SlotDef[];
   readonly numCount: number;
@@ -171,6 +178,7 @@ export class Plan {
     this.entered = parts.entered;
     this.exited = parts.exited;
     this.contextMemo = parts.contextMemo;
+    this.eventPropertyKeys = parts.eventPropertyKeys;
     const positions = this.cohorts.map((cohort, position) => ({ code: cohort.code, position }));
     positions.sort((a, b) => a.code - b.code);
     this.byCode = Int32Array.from(positions.map((p) => p.position));

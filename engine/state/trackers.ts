@@ -13,6 +13,10 @@ export const SESSION_GAP_MS = 1_800_000;
 
 const PAGEVIEW = 'Pageview';
 
+/** The properties of an engagement event the trackers read (E6): its engaged seconds and its completion. */
+export const TRACKER_KEYS = ['engaged_time', 'completion'] as const;
+const [ENGAGED_TIME, COMPLETION] = TRACKER_KEYS;
+
 /** Advances the trackers to `event`; returns which runs changed (SESSION_CHANGED | VIEW_CHANGED). */
 export function advanceTrackers(u: UserState, event: EngineEvent): number {
   const first = u.count === 0;
@@ -62,8 +66,8 @@ export function advanceTrackers(u: UserState, event: EngineEvent): number {
   }
 
   if (event.name === ENGAGEMENT_EVENT) {
-    const seconds = event.properties['engaged_time'];
-    const completion = event.properties['completion'];
+    const seconds = event.properties[ENGAGED_TIME];
+    const completion = event.properties[COMPLETION];
     u.engagedSeconds = typeof seconds === 'number' && Number.isFinite(seconds) && seconds >= 0 ? seconds : 0;
     u.engagedCompletion = typeof completion === 'number' && Number.isFinite(completion) ? completion : Number.NaN;
   }

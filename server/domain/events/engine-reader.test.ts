@@ -114,6 +114,44 @@ describe('reading stored records as engine events', () => {
     expect(event).toStrictEqual({ name: 'Pageview', time: 1767225600000, properties: { path: '/a', n: 3, tags: ['x', { y: null }] }, session_id: 's', view_id: null });
   });
 
+  it('with a plan\'s keys, builds only those top-level properties (the rest stepped over), or the whole record when left to msgpackr', () => {
+    const rng = createRng(56);
+    for (let round = 0; round < 80; round++) {
+      const keys = new Set(rng.pick([['kind'], ['p1', 'p7', '__proto__'], ['clé', 'constructor', 'k'.repeat(33)], [], KEYS.slice(0, 5)]));
+      const exotic = round % 2 === 1;
+      const records = Array.from({ length: rng.int(1, 30) }, (_, i) => randomRecord(rng, round * 100 + i, exotic));
+      const bytes = concatValues(records.map(encodeValue));
+      const expected = decodeValues<StoredEvent>(bytes).map(toEngineEvent);
+      const read = unpackEngineEvents({ bytes, count: expected.length }, keys);
+      expect(read.length).toBe(expected.length);
+      read.forEach((event, i) => {
+        const whole = expected[i] as ReturnType<typeof toEngineEvent>;
+        expect(isDeepStrictEqual({ ...event, properties: null }, { ...whole, properties: null })).toBe(true);
+        // Left to msgpackr (a key `__proto_...`, a value it decodes): the whole properties.
+        if (Object.keys(event.properties).some((key) => !keys.has(key))) {
+          expect(isDeepStrictEqual(event.properties, whole.properties)).toBe(true);
+          return;
+        }
+        const wanted: Record<string, unknown> = {};
+        for (const [key, value] of Object.entries(whole.properties)) {
+          if (keys.has(key)) Object.defineProperty(wanted, key, { value, enumerable: true, writable: true, configurable: true });
+        }
+        expect(isDeepStrictEqual(event.properties, wanted)).toBe(true);
+        expect(Object.keys(event.properties)).toEqual(Object.keys(wanted));
+      });
+    }
+  });
+
+  it('with a plan\'s keys, steps over the properties it does not read', () => {
+    const record = (properties: Record<string, unknown>) => ({ id: 'e1', user_id: 'u1', name: 'Click', time: '2026-01-01T00:00:00.000Z', properties, seq: 9, timeMs: 1767225600000 });
+    const bytes = concatValues([record({ path: '/a', kind: 'buy', n: [1, { x: 'é' }] }), record({ path: '/b' }), record({})].map(encodeValue));
+    const [a, b, c] = unpackEngineEvents({ bytes, count: 3 }, new Set(['kind', 'engaged_time']));
+    expect(a?.properties).toStrictEqual({ kind: 'buy' });
+    expect(b?.properties).toStrictEqual({});
+    expect(c?.properties).toStrictEqual({});
+    expect(unpackEngineEvents({ bytes, count: 3 }, new Set(['n', 'path']))[0]?.properties).toStrictEqual({ path: '/a', n: [1, { x: 'é' }] });
+  });
+
   it('fails on bytes that end inside a record, as decoding them always did', () => {
     const bytes = concatValues([encodeValue({ name: 'a', timeMs: 1, properties: {} }), encodeValue({ name: 'b', timeMs: 2, properties: { long: 'z'.repeat(50) } })]);
     const cut = bytes.subarray(0, bytes.length - 10);

@@ -4,7 +4,11 @@
 // without making strings of them. Decoding whole records with msgpackr and converting them took 1.19 s for the
 // backfill bench's million events (`node dist/bench/backfill.js`, parts.decodeSeconds, before this reader); this
 // reader took 0.55 s in bench/README.md (5).
-// Exactness: the answer is always what `toEngineEvent(decodeValue(record))` gives. Values are built the way msgpackr
+// Given the top-level property keys a plan can read (engine Plan.eventPropertyKeys), it builds only those of each
+// event's properties and steps over the rest: the plan answers the same (the owners' catch-ups replay through the
+// changed cohorts' part of a plan, which often reads one or two keys of events that carry many).
+// Exactness: the answer is always what `toEngineEvent(decodeValue(record))` gives (with the properties outside the
+// keys given left out; a record left to msgpackr keeps them all). Values are built the way msgpackr
 // builds them with the store's options (plain objects); a string that is not ASCII is decoded by msgpackr itself;
 // a key starting `__proto_` (escaped in the store, server/msgpack-keys.ts) and anything else this reader does not
 // build (extensions, binary, 64-bit integers, non-string keys) make it decode that whole record with the store's
@@ -26,12 +30,36 @@ function keyBytes(key: string): Uint8Array {
   return Uint8Array.from(key, (c) => c.charCodeAt(0));
 }
 
+/** A key of the form msgpack-keys.ts escapes or restores starts so: such a record is left to msgpackr. */
+const PROTO_MARK = keyBytes('__proto_');
+
+/** An empty properties object, shared by the events whose wanted properties are all absent (never written to). */
+const NO_PROPERTIES: Readonly<Record<string, unknown>> = Object.freeze({});
+
+const encoder = new TextEncoder();
+const keyBytesCache = new WeakMap<ReadonlySet<string>, readonly Uint8Array[]>();
+
+/** The keys as their UTF-8 bytes (as msgpack stores them), once per set. */
+function keyBytesOf(keys: ReadonlySet<string>): readonly Uint8Array[] {
+  let bytes = keyBytesCache.get(keys);
+  if (bytes === undefined) {
+    bytes = [...keys].map((key) => encoder.encode(key));
+    keyBytesCache.set(keys, bytes);
+  }
+  return bytes;
+}
+
 /**
  * The engine events of `count` records laid one after another in `bytes`, in order; `fallback` decodes one record
- * from its first byte (answering the event and the offset after it) when this reader leaves it to msgpackr.
+ * from its first byte (answering the event and the offset after it) when this reader leaves it to msgpackr. With
+ * `keys`, each event's properties hold only those of its top-level properties (a shared empty object when none).
  */
-export function readEngineEvents(bytes: Uint8Array, fallback: (bytes: Uint8Array, start: number) => { event: EngineEvent; end: number }): EngineEvent[] {
-  const reader = new Reader(bytes);
+export function readEngineEvents(
+  bytes: Uint8Array,
+  fallback: (bytes: Uint8Array, start: number) => { event: EngineEvent; end: number },
+  keys?: ReadonlySet<string>,
+): EngineEvent[] {
+  const reader = new Reader(bytes, keys === undefined ? undefined : keyBytesOf(keys));
   const events: EngineEvent[] = [];
   while (reader.at < bytes.length) {
     const start = reader.at;
@@ -51,7 +79,11 @@ class Reader {
   at = 0;
   private readonly view: DataView;
 
-  constructor(private readonly src: Uint8Array) {
+  constructor(
+    private readonly src: Uint8Array,
+    /** Build only these top-level properties (their UTF-8 bytes); undefined: every one. */
+    private readonly wanted: readonly Uint8Array[] | undefined,
+  ) {
     this.view = new DataView(src.buffer, src.byteOffset, src.byteLength);
   }
 
@@ -66,7 +98,7 @@ class Reader {
       const key = this.keyExtent();
       if (this.keyIs(key, NAME)) name = this.value();
       else if (this.keyIs(key, TIME_MS)) time = this.value();
-      else if (this.keyIs(key, PROPERTIES)) properties = this.value();
+      else if (this.keyIs(key, PROPERTIES)) properties = this.wanted === undefined ? this.value() : this.selected(this.wanted);
       else if (this.keyIs(key, SESSION_ID)) session = this.value();
       else if (this.keyIs(key, VIEW_ID)) view = this.value();
       else this.skip();
@@ -108,6 +140,57 @@ class Reader {
     if (this.at - start !== key.length) return false;
     const src = this.src;
     for (let i = 0; i < key.length; i++) if (src[start + i] !== key[i]) return false;
+    return true;
+  }
+
+  /**
+   * The properties map at the offset with only the `wanted` keys built (the others stepped over); anything but a map
+   * of string keys, or a key starting `__proto_` (escaped in the store), is left to msgpackr.
+   */
+  private selected(wanted: readonly Uint8Array[]): Record<string, unknown> {
+    const src = this.src;
+    const size = this.mapSize(src[this.at++] as number);
+    if (size > (src.length - this.at) / 2) throw UNSUPPORTED;
+    let object: Record<string, unknown> | undefined;
+    for (let i = 0; i < size; i++) {
+      const header = this.at;
+      const token = src[this.at++] as number;
+      let length: number;
+      if (token >= 0xa0 && token <= 0xbf) length = token - 0xa0;
+      else if (token === 0xd9) length = src[this.at++] as number;
+      else if (token === 0xda) {
+        length = this.view.getUint16(this.at);
+        this.at += 2;
+      } else if (token === 0xdb) {
+        length = this.view.getUint32(this.at);
+        this.at += 4;
+      } else throw UNSUPPORTED;
+      const start = this.at;
+      this.at += length;
+      if (this.at > src.length) throw UNSUPPORTED;
+      if (this.startsWith(start, PROTO_MARK)) throw UNSUPPORTED;
+      if (!this.isWanted(start, wanted)) {
+        this.skip();
+        continue;
+      }
+      this.at = header;
+      const key = this.value() as string;
+      (object ??= {})[key] = this.value();
+    }
+    return object ?? NO_PROPERTIES;
+  }
+
+  /** Whether the key ending at the offset, from `start`, is one of `wanted`. */
+  private isWanted(start: number, wanted: readonly Uint8Array[]): boolean {
+    for (let k = 0; k < wanted.length; k++) if (this.keyIs(start, wanted[k] as Uint8Array)) return true;
+    return false;
+  }
+
+  /** Whether the bytes from `start` to the offset begin with `prefix`. */
+  private startsWith(start: number, prefix: Uint8Array): boolean {
+    if (this.at - start < prefix.length) return false;
+    const src = this.src;
+    for (let i = 0; i < prefix.length; i++) if (src[start + i] !== prefix[i]) return false;
     return true;
   }
 

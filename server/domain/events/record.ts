@@ -139,10 +139,17 @@ export interface PackedEvents {
   readonly count: number;
 }
 
-/** The engine's events of packed stored records, in their order (engine-reader.ts: what decodeValues then toEngineEvent give). */
-export function unpackEngineEvents(packed: PackedEvents): EngineEvent[] {
-  return readEngineEvents(packed.bytes, (bytes, start) => {
-    const { value, end } = decodeFirstValue<StoredEvent>(bytes, start);
-    return { event: toEngineEvent(value), end };
-  });
+/**
+ * The engine's events of packed stored records, in their order (engine-reader.ts: what decodeValues then
+ * toEngineEvent give); with `keys` (a plan's eventPropertyKeys), only those top-level properties are built.
+ */
+export function unpackEngineEvents(packed: PackedEvents, keys?: ReadonlySet<string>): EngineEvent[] {
+  return readEngineEvents(
+    packed.bytes,
+    (bytes, start) => {
+      const { value, end } = decodeFirstValue<StoredEvent>(bytes, start);
+      return { event: toEngineEvent(value), end };
+    },
+    keys,
+  );
 }

@@ -228,7 +228,7 @@ export function runWork(task: WorkTask, cache: PlanCache, residents: Residents):
 
 function runReplay(plan: Plan, item: ReplayItem): ReplayResult {
   const state = item.source === null ? newUserState() : decodeState(item.source);
-  if (item.events.count > 0) segment(plan, state, unpackEngineEvents(item.events), contextFromData(item.ctx));
+  if (item.events.count > 0) segment(plan, state, unpackEngineEvents(item.events, plan.eventPropertyKeys), contextFromData(item.ctx));
   else missingSlots(plan, state);
   return { state: encodeState(state), count: state.count, memberships: membershipsOf(state) };
 }
@@ -299,9 +299,10 @@ function catchUp(
   ctx: SegmentContext,
   cache: PlanCache,
 ): Transition[] {
-  const events = unpackEngineEvents(work.events);
+  // Each replay decodes only the properties its plan reads (Plan.eventPropertyKeys: often one or two of many).
   const replay = (through: Plan): UserState => {
     const replayed = work.source === null ? newUserState() : decodeState(work.source);
+    const events = unpackEngineEvents(work.events, through.eventPropertyKeys);
     if (events.length > 0) segment(through, replayed, events, ctx);
     return replayed;
   };
