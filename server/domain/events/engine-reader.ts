@@ -75,9 +75,14 @@ export function readEngineEvents(
   return events;
 }
 
+/** Distinct event names a reader keeps for reuse (name()). */
+const NAMES_KEPT = 8;
+
 class Reader {
   at = 0;
   private readonly view: DataView;
+  private readonly nameBytes: Uint8Array[] = [];
+  private readonly nameStrings: string[] = [];
 
   constructor(
     private readonly src: Uint8Array,
@@ -96,7 +101,7 @@ class Reader {
     let view: unknown;
     for (let i = 0; i < size; i++) {
       const key = this.keyExtent();
-      if (this.keyIs(key, NAME)) name = this.value();
+      if (this.keyIs(key, NAME)) name = this.name();
       else if (this.keyIs(key, TIME_MS)) time = this.value();
       else if (this.keyIs(key, PROPERTIES)) properties = this.wanted === undefined ? this.value() : this.selected(this.wanted);
       else if (this.keyIs(key, SESSION_ID)) session = this.value();
@@ -111,6 +116,39 @@ class Reader {
       session_id: (session as string | null | undefined) ?? null,
       view_id: (view as string | null | undefined) ?? null,
     };
+  }
+
+  /**
+   * The `name` at the offset. A history repeats a few names: one of up to NAMES_KEPT short names read before is
+   * answered by comparing its bytes (the same bytes decode to the same string), not built again.
+   */
+  private name(): unknown {
+    const src = this.src;
+    const token = src[this.at] as number;
+    if (token < 0xa0 || token > 0xbf) return this.value();
+    const start = this.at + 1;
+    const length = token - 0xa0;
+    const bytes = this.nameBytes;
+    for (let n = 0; n < bytes.length; n++) {
+      const known = bytes[n] as Uint8Array;
+      if (known.length !== length) continue;
+      let same = true;
+      for (let i = 0; i < length; i++) {
+        if (src[start + i] !== known[i]) {
+          same = false;
+          break;
+        }
+      }
+      if (!same) continue;
+      this.at = start + length;
+      return this.nameStrings[n];
+    }
+    const name = this.value();
+    if (bytes.length < NAMES_KEPT && this.at <= src.length) {
+      bytes.push(src.slice(start, start + length));
+      this.nameStrings.push(name as string);
+    }
+    return name;
   }
 
   /** The entry count of the map whose first byte is `token` (anything else is left to msgpackr). */
