@@ -10,7 +10,7 @@ import { MemoryStore } from '../../store/memory.js';
 import { decodeValue, decodeValues, encodeValue } from '../../store/values.js';
 import { STORE_KINDS, openTestStore } from '../../../test/support/stores.js';
 import { readHistoryChunk, findStoredIds } from '../../ingest/state/load.js';
-import { isEncodedBlock, MAX_BLOCK_BYTES, MAX_BLOCK_EVENTS, blockOfEncoded, blockParts, type EventBlock } from './blocks.js';
+import { isEncodedBlock, MAX_BLOCK_BYTES, MAX_BLOCK_EVENTS, blockOfEncoded, blockParts, readBlock, type EventBlock } from './blocks.js';
 import { foldOps } from './fold.js';
 import { userEventPrefix, prefixUpperBound } from './keys.js';
 import { pushEventOps, pushEventRunOps } from './ops.js';
@@ -172,6 +172,31 @@ describe('the block format', () => {
     expect(() => blockOfEncoded(Array.from({ length: MAX_BLOCK_EVENTS + 1 }, (_, i) => i), Array.from({ length: MAX_BLOCK_EVENTS + 1 }, () => one))).toThrow(RangeError);
     const half = new Uint8Array(MAX_BLOCK_BYTES / 2 + 1);
     expect(() => blockOfEncoded([1, 2], [half, half])).toThrow(RangeError);
+  });
+
+  it('reads a stored block\'s parts as msgpackr does, for every width of sequence, count and size, and other shapes through msgpackr', () => {
+    const widths = [0, 5, 127, 128, 255, 256, 65_535, 65_536, 2 ** 32 - 1, 2 ** 32, 2 ** 40 + 3, Number.MAX_SAFE_INTEGER];
+    for (const count of [2, 15, 16, 17, MAX_BLOCK_EVENTS]) {
+      for (const size of [1, 200, 300, 70_000]) {
+        const base = widths[(count + size) % widths.length] as number;
+        const seqs = Array.from({ length: count }, (_, i) => Math.min(Number.MAX_SAFE_INTEGER, base + i * 97));
+        const records = Uint8Array.from({ length: Math.min(size * count, MAX_BLOCK_BYTES) }, (_, i) => i % 251);
+        const ends = Array.from({ length: count }, (_, i) => Math.floor(((i + 1) * records.length) / count));
+        const stored = encodeValue([seqs, ends, records]);
+        // LevelDB answers Buffers: the same parts from either.
+        for (const bytes of [stored, Buffer.from(stored)]) {
+          const read = readBlock(bytes);
+          expect(read).toStrictEqual(decodeValue<EventBlock>(bytes));
+          expect(read[2].constructor).toBe(Uint8Array);
+        }
+      }
+    }
+    // Shapes the store does not write for a block are msgpackr's to read (or to fail).
+    for (const odd of [[[-1, 2], [1, 2], new Uint8Array(2)], [[1.5, 2], [1, 2], new Uint8Array(2)], [[1, 2], [1, 2], 'text'], [[1, 2], [1, 2]], [[1, 2], [1, 2], new Uint8Array(2), 4]]) {
+      expect(readBlock(encodeValue(odd))).toStrictEqual(decodeValue(encodeValue(odd)));
+    }
+    const cut = encodeValue([[1, 2], [3, 4], new Uint8Array(4)]).subarray(0, 8);
+    expect(() => readBlock(cut)).toThrow();
   });
 
   it('splits a run into parts of at most MAX_BLOCK_EVENTS records and MAX_BLOCK_BYTES, a larger record alone', () => {

@@ -46,7 +46,78 @@ export function isEncodedBlock(bytes: Uint8Array): boolean {
 
 /** How many records the stored bytes of an `e!` value hold (a block's sequences say; a record is one). */
 export function recordCount(bytes: Uint8Array): number {
-  return isEncodedBlock(bytes) ? decodeValue<EventBlock>(bytes)[0].length : 1;
+  return isEncodedBlock(bytes) ? readBlock(bytes)[0].length : 1;
+}
+
+/**
+ * A stored block's parts, as `decodeValue` gives them: read here for the shape the store writes (an array of two
+ * arrays of numbers and the records' binary, answered as a view of `bytes`), else by msgpackr. Reading a history's
+ * blocks on the main thread (a tick's or the sweep's reads, ingest/state/load.ts) went through msgpackr and the
+ * store's search of every block's bytes for `__proto_` keys, which a block's top level cannot hold.
+ */
+export function readBlock(bytes: Uint8Array): EventBlock {
+  return readBlockParts(bytes) ?? decodeValue<EventBlock>(bytes);
+}
+
+function readBlockParts(bytes: Uint8Array): EventBlock | undefined {
+  if (bytes[0] !== 0x93) return undefined;
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const at = { offset: 1 };
+  const seqs = readNumbers(bytes, view, at);
+  const ends = seqs === undefined ? undefined : readNumbers(bytes, view, at);
+  if (ends === undefined) return undefined;
+  const token = bytes[at.offset++];
+  let length: number;
+  if (token === 0xc4) length = bytes[at.offset++] as number;
+  else if (token === 0xc5) {
+    length = view.getUint16(at.offset);
+    at.offset += 2;
+  } else if (token === 0xc6) {
+    length = view.getUint32(at.offset);
+    at.offset += 4;
+  } else return undefined;
+  // A block is exactly its three parts (anything else: msgpackr decides, and fails where it would).
+  if (at.offset + length !== bytes.length) return undefined;
+  // A plain view, as the store's decoder answers binary (not a Buffer, whatever `bytes` is).
+  return [seqs as number[], ends, new Uint8Array(bytes.buffer, bytes.byteOffset + at.offset, length)];
+}
+
+/** An array of numbers at `at.offset` (moved past it), or undefined for anything else or bytes that end too soon. */
+function readNumbers(bytes: Uint8Array, view: DataView, at: { offset: number }): number[] | undefined {
+  const token = bytes[at.offset++] as number;
+  let size: number;
+  if (token >= 0x90 && token <= 0x9f) size = token - 0x90;
+  else if (token === 0xdc && at.offset + 2 <= bytes.length) {
+    size = view.getUint16(at.offset);
+    at.offset += 2;
+  } else return undefined;
+  const out = new Array<number>(size);
+  for (let i = 0; i < size; i++) {
+    const offset = at.offset;
+    if (offset >= bytes.length) return undefined;
+    const t = bytes[offset] as number;
+    let width: number;
+    let value: number;
+    if (t < 0x80) {
+      width = 1;
+      value = t;
+    } else if (t === 0xcc && offset + 2 <= bytes.length) {
+      width = 2;
+      value = bytes[offset + 1] as number;
+    } else if (t === 0xcd && offset + 3 <= bytes.length) {
+      width = 3;
+      value = view.getUint16(offset + 1);
+    } else if (t === 0xce && offset + 5 <= bytes.length) {
+      width = 5;
+      value = view.getUint32(offset + 1);
+    } else if (t === 0xcb && offset + 9 <= bytes.length) {
+      width = 9;
+      value = view.getFloat64(offset + 1);
+    } else return undefined;
+    out[i] = value;
+    at.offset = offset + width;
+  }
+  return out;
 }
 
 /** Where record `i` of a block starts in its records' bytes (where the one before it ends). */
@@ -111,7 +182,7 @@ export interface EncodedRun {
  * holding records at or before it, its first value.
  */
 export function blockRun(bytes: Uint8Array, afterSeq: number, limit: number): EncodedRun {
-  const [seqs, ends, records] = decodeValue<EventBlock>(bytes);
+  const [seqs, ends, records] = readBlock(bytes);
   let first = 0;
   while (first < seqs.length && (seqs[first] as number) <= afterSeq) first++;
   const last = Math.min(seqs.length, first + Math.max(0, limit));
