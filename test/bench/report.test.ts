@@ -53,7 +53,7 @@ describe('bench report', () => {
     expect(text).toContain('it used 6.18 CPU-seconds over all the process\'s threads (main thread 2.14;');
     expect(text).toContain('at that cost per event, 2 cores cannot sweep more than about 323,625 events/s');
     expect(text).toContain('the same stored values read in one range per 256 users, 2.35 s (main thread 1.64 s; how the sweep lists its users and reads their histories');
-    expect(text).toContain('decoding them 1.19 s; replaying them through the new cohort 0.15 s');
+    expect(text).toContain('decoding them (only the properties the new cohort reads, as the owners do) 1.19 s; replaying them through the new cohort 0.15 s');
     // A result with the owners' threads apart says what the rest is.
     const owners = renderResults({ ...base, backfill: { ok: true, at: 'now', value: { ...value, sweepOwnerThreadsCpuSeconds: 1.5 } } });
     expect(owners).toContain("it used 6.18 CPU-seconds over all the process's threads (main thread 2.14; the partition owners 1.50, the rest, 2.54, LevelDB's reads");
