@@ -129,7 +129,11 @@ export interface SweepParts {
 /** The shared seeded PRNG (mulberry32). */
 const random = (seed: number): (() => number) => createRng(seed).next;
 
-function userEvents(next: () => number, user: number, count: number): NewEvent[] {
+/**
+ * A user's events as the bench seeds them: Pageview (60 %), Click (30 %, with a `kind`) and Purchase (10 %), the
+ * Pageviews and Purchases with a `path`.
+ */
+export function userEvents(next: () => number, user: number, count: number): NewEvent[] {
   let time = Date.parse('2026-01-01T00:00:00.000Z') + Math.floor(next() * 86_400_000);
   const events: NewEvent[] = [];
   for (let i = 0; i < count; i++) {

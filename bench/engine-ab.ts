@@ -14,8 +14,8 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { median, roundOrder } from './stats.js';
-import { parseVariantArg } from './variants.js';
+import { compareVariants, median, type VariantComparison } from './stats.js';
+import { parseAbArgs, runRounds } from './variants.js';
 
 const run = promisify(execFile);
 
@@ -49,29 +49,19 @@ export const QUICK_ENGINE_SETTINGS: readonly string[] = ['--runs', '3', '--large
 
 /** Medians per variant and, against the first, the rounds won and the change of the medians. */
 export function summarise(variants: readonly EngineVariant[], runs: readonly EngineAbRun[]): EngineAbSummary[] {
-  const first = variants[0]?.name;
-  const byRound = (name: string): Map<number, EngineAbRun> => new Map(runs.filter((r) => r.variant === name).map((r) => [r.round, r]));
-  const reference = first === undefined ? new Map<number, EngineAbRun>() : byRound(first);
-  const referenceMedian = median([...reference.values()].map((r) => r.eventsPerSecond));
-  return variants.map(({ name }) => {
+  const names = variants.map(({ name }) => name);
+  const rate = compareVariants(names, runs, (r) => r.eventsPerSecond);
+  return names.map((name, i) => {
     const own = runs.filter((r) => r.variant === name);
     const large = own.map((r) => r.largeEventsPerSecond).filter((v): v is number => v !== undefined);
-    const eventsPerSecond = median(own.map((r) => r.eventsPerSecond));
-    let roundsWon: number | undefined;
-    if (name !== first) {
-      roundsWon = 0;
-      for (const [round, mine] of byRound(name)) {
-        const theirs = reference.get(round);
-        if (theirs !== undefined && mine.eventsPerSecond > theirs.eventsPerSecond) roundsWon++;
-      }
-    }
+    const { median: eventsPerSecond, roundsWon, change } = rate[i] as VariantComparison;
     return {
       variant: name,
       eventsPerSecond,
       eventsPerCpuSecond: median(own.map((r) => r.eventsPerCpuSecond)),
       largeEventsPerSecond: large.length === 0 ? undefined : median(large),
       roundsWon,
-      change: name === first ? undefined : eventsPerSecond / referenceMedian - 1,
+      change,
     };
   });
 }
@@ -90,40 +80,20 @@ async function runOnce(variant: EngineVariant, round: number, settings: readonly
 }
 
 export async function runEngineAb(variants: readonly EngineVariant[], rounds: number, settings: readonly string[], log: (line: string) => void): Promise<EngineAbSummary[]> {
-  const runs: EngineAbRun[] = [];
-  for (let round = 0; round < rounds; round++) {
-    for (const variant of roundOrder(variants, round)) {
-      const result = await runOnce(variant, round, settings);
-      runs.push(result);
-      const large = result.largeEventsPerSecond === undefined ? '' : `, ${Math.round(result.largeEventsPerSecond).toLocaleString('en-US')} at the large working set`;
-      log(`round ${round + 1} ${variant.name}: ${Math.round(result.eventsPerSecond).toLocaleString('en-US')} events/s, ${Math.round(result.eventsPerCpuSecond).toLocaleString('en-US')} per CPU-second${large}`);
-    }
-  }
+  const describe = (result: EngineAbRun): string => {
+    const large = result.largeEventsPerSecond === undefined ? '' : `, ${Math.round(result.largeEventsPerSecond).toLocaleString('en-US')} at the large working set`;
+    return `${Math.round(result.eventsPerSecond).toLocaleString('en-US')} events/s, ${Math.round(result.eventsPerCpuSecond).toLocaleString('en-US')} per CPU-second${large}`;
+  };
+  const runs = await runRounds(variants, rounds, (variant, round) => runOnce(variant, round, settings), describe, log);
   return summarise(variants, runs);
 }
 
 function parseArgs(argv: readonly string[]): { variants: EngineVariant[]; rounds: number; settings: string[] } {
-  const variants: EngineVariant[] = [];
-  const settings: string[] = [];
-  let rounds = 6;
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] as string;
-    const value = argv[i + 1];
-    if (arg === '--variant' && value !== undefined) {
-      const { name, dist, flags } = parseVariantArg(value);
-      if (flags.length > 0) throw new Error(`--variant takes NAME=DIST here (no flags), got ${value}`);
-      variants.push({ name, dist });
-      i++;
-    } else if (arg === '--rounds' && value !== undefined) {
-      rounds = Number(value);
-      if (!Number.isInteger(rounds) || rounds < 1) throw new Error(`--rounds takes a positive integer, got ${value}`);
-      i++;
-    } else {
-      settings.push(arg);
-    }
+  const { variants, rounds, settings } = parseAbArgs(argv, 6);
+  for (const variant of variants) {
+    if (variant.flags.length > 0) throw new Error(`--variant takes NAME=DIST here (no flags), got ${variant.name}=${variant.dist},${variant.flags.join(',')}`);
   }
-  if (variants.length < 2) throw new Error('give at least two --variant NAME=DIST');
-  return { variants, rounds, settings: settings.length === 0 ? [...QUICK_ENGINE_SETTINGS] : settings };
+  return { variants: variants.map(({ name, dist }) => ({ name, dist })), rounds, settings: settings.length === 0 ? [...QUICK_ENGINE_SETTINGS] : settings };
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -28,3 +28,36 @@ export function spreadOf(values: readonly number[]): Spread {
 export function ratiosOf(values: readonly number[], baselines: readonly number[]): Spread {
   return spreadOf(values.map((value, i) => value / (baselines[i] as number)));
 }
+
+/** A run of an A/B script: which variant, in which round. */
+export interface RoundRun {
+  readonly variant: string;
+  readonly round: number;
+}
+
+/** One variant's figure over its runs: the median and, against the first variant, how it compares. */
+export interface VariantComparison {
+  readonly median: number;
+  /** Rounds in which it beat the first variant (higher wins; undefined for the first). */
+  readonly roundsWon: number | undefined;
+  /** Its median over the first variant's, minus 1 (undefined for the first). */
+  readonly change: number | undefined;
+}
+
+/** Per variant (in the order given), `figure` over its runs compared with the first variant round by round. */
+export function compareVariants<R extends RoundRun>(names: readonly string[], runs: readonly R[], figure: (run: R) => number): VariantComparison[] {
+  const first = names[0];
+  const byRound = (name: string): Map<number, R> => new Map(runs.filter((r) => r.variant === name).map((r) => [r.round, r]));
+  const reference = first === undefined ? new Map<number, R>() : byRound(first);
+  const referenceMedian = median([...reference.values()].map(figure));
+  return names.map((name) => {
+    const own = median(runs.filter((r) => r.variant === name).map(figure));
+    if (name === first) return { median: own, roundsWon: undefined, change: undefined };
+    let roundsWon = 0;
+    for (const [round, mine] of byRound(name)) {
+      const theirs = reference.get(round);
+      if (theirs !== undefined && figure(mine) > figure(theirs)) roundsWon++;
+    }
+    return { median: own, roundsWon, change: own / referenceMedian - 1 };
+  });
+}

@@ -119,33 +119,19 @@ class Reader {
   }
 
   /**
-   * The `name` at the offset. A history repeats a few names: one of up to NAMES_KEPT short names read before is
-   * answered by comparing its bytes (the same bytes decode to the same string), not built again.
+   * The `name` at the offset. A history repeats a few names: one of up to NAMES_KEPT names read before is answered
+   * by comparing its bytes (the same bytes decode to the same string), not built again; a name that is not a string
+   * leaves the record to msgpackr.
    */
   private name(): unknown {
-    const src = this.src;
-    const token = src[this.at] as number;
-    if (token < 0xa0 || token > 0xbf) return this.value();
-    const start = this.at + 1;
-    const length = token - 0xa0;
+    const header = this.at;
+    const start = this.keyExtent();
     const bytes = this.nameBytes;
-    for (let n = 0; n < bytes.length; n++) {
-      const known = bytes[n] as Uint8Array;
-      if (known.length !== length) continue;
-      let same = true;
-      for (let i = 0; i < length; i++) {
-        if (src[start + i] !== known[i]) {
-          same = false;
-          break;
-        }
-      }
-      if (!same) continue;
-      this.at = start + length;
-      return this.nameStrings[n];
-    }
+    for (let n = 0; n < bytes.length; n++) if (this.keyIs(start, bytes[n] as Uint8Array)) return this.nameStrings[n];
+    this.at = header;
     const name = this.value();
-    if (bytes.length < NAMES_KEPT && this.at <= src.length) {
-      bytes.push(src.slice(start, start + length));
+    if (bytes.length < NAMES_KEPT) {
+      bytes.push(this.src.slice(start, this.at));
       this.nameStrings.push(name as string);
     }
     return name;
@@ -165,12 +151,26 @@ class Reader {
     throw UNSUPPORTED;
   }
 
-  /** A top-level key as [start, end) of its ASCII bytes (the offset moves past it). */
+  /**
+   * A string's bytes as [start, end): the offset moves past it and `start` is answered (anything but a string is left
+   * to msgpackr). Its bytes are compared, not decoded (keyIs).
+   */
   private keyExtent(): number {
-    const token = this.src[this.at++] as number;
-    if (token < 0xa0 || token > 0xbf) throw UNSUPPORTED;
+    const src = this.src;
+    const token = src[this.at++] as number;
+    let length: number;
+    if (token >= 0xa0 && token <= 0xbf) length = token - 0xa0;
+    else if (token === 0xd9) length = src[this.at++] as number;
+    else if (token === 0xda) {
+      length = this.view.getUint16(this.at);
+      this.at += 2;
+    } else if (token === 0xdb) {
+      length = this.view.getUint32(this.at);
+      this.at += 4;
+    } else throw UNSUPPORTED;
     const start = this.at;
-    this.at += token - 0xa0;
+    this.at += length;
+    if (this.at > src.length) throw UNSUPPORTED;
     return start;
   }
 
@@ -192,20 +192,7 @@ class Reader {
     let object: Record<string, unknown> | undefined;
     for (let i = 0; i < size; i++) {
       const header = this.at;
-      const token = src[this.at++] as number;
-      let length: number;
-      if (token >= 0xa0 && token <= 0xbf) length = token - 0xa0;
-      else if (token === 0xd9) length = src[this.at++] as number;
-      else if (token === 0xda) {
-        length = this.view.getUint16(this.at);
-        this.at += 2;
-      } else if (token === 0xdb) {
-        length = this.view.getUint32(this.at);
-        this.at += 4;
-      } else throw UNSUPPORTED;
-      const start = this.at;
-      this.at += length;
-      if (this.at > src.length) throw UNSUPPORTED;
+      const start = this.keyExtent();
       if (this.startsWith(start, PROTO_MARK)) throw UNSUPPORTED;
       if (!this.isWanted(start, wanted)) {
         this.skip();

@@ -1,6 +1,6 @@
 // A group's compute (tick.ts): every user with work goes to its partition's owner, grouped by organization, ONE
-// task per owner (all owners at once; a group heavy with catch-up histories in several, queued at once), carrying first what the owner is still to be told about its resident states
-// (state/residents.ts). The plan's cohorts are attached for the organizations an owner asks for (needPlan) and the task
+// task per owner (all owners at once; a group heavy with catch-up histories in several, posted at once), carrying
+// first what the owner is still to be told about its resident states (state/residents.ts). The plan's cohorts are attached for the organizations an owner asks for (needPlan) and the task
 // is sent again. An owner that lost its states (its thread was replaced) makes the group fail, after the cache
 // forgets every user of that owner (they are loaded from the store again).
 
