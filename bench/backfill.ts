@@ -110,7 +110,7 @@ export interface SweepFigures {
 
 /**
  * What each part of a sweep costs alone over the same stored events, so the README can say what bounds the rate:
- * listing the users (one seek each, as a new sweep's count does), reading each user's history in its own range
+ * listing the users (Store.skipKeys, as a new sweep's count does), reading each user's history in its own range
  * read (as a tick's catch-ups do when no history was read ahead), the same stored values read in one range per 256
  * users (as the sweep lists its users and reads their histories: server/backfill/users.ts `scanUsers`; the least
  * the layout costs through classic-level: one native read and one buffer per value, on the main thread), decoding

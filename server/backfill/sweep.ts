@@ -156,7 +156,7 @@ export class Sweeper {
     sweep.record = record;
     if (record?.complete === true && record.target >= this.pipeline.planInfo(org).maxGen) return;
     // A new sweep counts the users while its first batch is caught up, and saves its record after that batch (until
-    // then the read model shows it pending): counting is a seek per user, as long as listing them all.
+    // then the read model shows it pending): counting reads the users' keys (Store.skipKeys), as long as listing them all.
     let counting: Promise<number> | undefined;
     if (record === undefined || record.complete || record.target < this.pipeline.planInfo(org).maxGen) {
       // Ticks that started before the plan changed finish first: every user they create or evaluate is then

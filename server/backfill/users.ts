@@ -1,6 +1,7 @@
 // The users of an organization that have stored events, in key order, read from the per-user event index `e!`:
-// with one seek per user in one iterator (never a scan of every event), what an offline computation visits and a new
-// sweep counts; or by reading their events, a batch at a time, what a sweep visits (scanUsers).
+// by one iterator over their keys (Store.skipKeys: a few hundred keys a read, a seek past a user with many; never
+// the events themselves), what an offline computation visits and a new sweep counts; or by reading their events, a
+// batch at a time, what a sweep visits (scanUsers).
 
 import type { Store } from '../store/contract.js';
 import { scanPrefix } from '../store/layout.js';

@@ -44,8 +44,9 @@ export interface Store {
   encodedEntries(range: RangeOptions): Promise<Array<readonly [string, Uint8Array]>>;
   /**
    * A skip scan: up to `limit` keys of [gte, lt), the first one at or after `gte`, each next one the first at or
-   * after `next(previous)` (which must be above it). One iterator seeking, where a loop of `iterate` calls would open
-   * one per key: listing the users of an organization in the events index is a seek per user.
+   * after `next(previous)` (which must be above it). One iterator, where a loop of `iterate` calls would open one per
+   * key: what lists the users of an organization in the events index (the LevelDB store reads its keys a few hundred
+   * at a time and seeks past long groups).
    */
   skipKeys(range: SkipRange, next: (key: string) => string, limit: number): Promise<string[]>;
   /**

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { describeStoreContract } from '../../test/support/store-contract.js';
-import { openLevelStore, StoreLockedError } from './level.js';
+import { prefixEnd, skipKeysOf } from './contract.js';
+import { byteOrderBelow, openLevelStore, StoreLockedError } from './level.js';
 
 async function openTemp() {
   const dir = await mkdtemp(join(tmpdir(), 'audience-level-'));
@@ -86,6 +87,46 @@ describe('LevelDB store', () => {
       expect(store.memoryBytes?.()).toBeGreaterThan((before as number) + 1_000_000);
       await store.close();
       expect(store.memoryBytes?.()).toBeUndefined();
+    } finally {
+      await cleanup();
+    }
+  });
+
+  it('byteOrderBelow orders strings as their UTF-8 bytes (LevelDB), astral characters above U+E000-U+FFFF', () => {
+    const pieces = ['a', 'z', '~', '\u00e9', '\u07ff', '\u0800', '\ud7ff', '\ue000', '\uffff', '\u{10000}', '\u{1f600}', '\u{10ffff}'];
+    let seed = 7;
+    const pick = (): string => pieces[(seed = (seed * 1103515245 + 12345) % 2147483648) % pieces.length] as string;
+    const strings = Array.from({ length: 400 }, (_, i) => Array.from({ length: 1 + (i % 4) }, pick).join(''));
+    for (let i = 1; i < strings.length; i++) {
+      const [a, b] = [strings[i - 1] as string, strings[i] as string];
+      expect(byteOrderBelow(a, b), `${JSON.stringify(a)} < ${JSON.stringify(b)}`).toBe(Buffer.compare(Buffer.from(a), Buffer.from(b)) < 0);
+    }
+    // JavaScript's < alone gets this pair wrong: U+E000 is EE 80 80 in UTF-8, U+10000 is F0 90 80 80.
+    expect('\u{10000}' < '\ue000').toBe(true);
+    expect(byteOrderBelow('\ue000', '\u{10000}')).toBe(true);
+  });
+
+  it('skipKeys answers as a seek per key does, over groups of every length around its read and seek sizes', async () => {
+    const { store, cleanup } = await openTemp();
+    try {
+      // Group g has sizes[g] keys; names mix ASCII, U+E000-U+FFFF and astral characters, so byte order matters.
+      const sizes = [1, 2, 63, 64, 65, 1, 255, 256, 257, 3, 600, 1, 1, 40, 2, 70];
+      const marks = ['a', '\uf000', '\u{1f600}', 'b'];
+      const name = (g: number): string => `s!${marks[g % marks.length]}${String(g).padStart(3, '0')}!`;
+      const ops = sizes.flatMap((keys, g) => Array.from({ length: keys }, (_, k) => ({ type: 'put' as const, key: `${name(g)}${String(k).padStart(4, '0')}`, value: 0 })));
+      for (let i = 0; i < ops.length; i += 500) await store.batch(ops.slice(i, i + 500));
+      const nextGroup = (k: string): string => prefixEnd(k.slice(0, k.lastIndexOf('!') + 1));
+      const range = { gte: 's!', lt: prefixEnd('s!') };
+      const all = await store.skipKeys(range, nextGroup, 1000);
+      expect(all).toHaveLength(sizes.length);
+      expect(all).toEqual(await skipKeysOf(store, range, nextGroup, 1000));
+      // From inside groups and up to every limit.
+      for (const from of [...all, `${name(6)}0100`, `${name(10)}0599`]) {
+        for (const limit of [1, 2, 5, 16]) {
+          const part = { gte: from, lt: range.lt };
+          expect(await store.skipKeys(part, nextGroup, limit)).toEqual(await skipKeysOf(store, part, nextGroup, limit));
+        }
+      }
     } finally {
       await cleanup();
     }
