@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { Level } from 'level';
 import { Packr } from 'msgpackr';
 import * as uWS from 'uWebSockets.js';
-import { WRITE_BUFFER_BYTES } from '../server/store/level.js';
+import { LEVEL_OPTIONS } from '../server/store/level.js';
 import { compilePlan, newUserState, segment, type SegmentContext, type UserState } from '../engine/index.js';
 import { SampleGenerator } from '../test/support/sample-cohorts.js';
 import { listenUntilStopped } from './listen.js';
@@ -31,8 +31,8 @@ const port = Number(argument('--port') ?? '0');
 const withEngine = process.argv.includes('--engine');
 const host = '127.0.0.1';
 
-// LevelDB as the store opens it (server/store/level.ts): utf8 keys, byte values, 64 MiB memtables.
-const db = new Level<string, Uint8Array>(dataDir, { keyEncoding: 'utf8', valueEncoding: 'view', writeBufferSize: WRITE_BUFFER_BYTES });
+// LevelDB as the store opens it (server/store/level.ts): utf8 keys, byte values, 64 MiB memtables, no compression.
+const db = new Level<string, Uint8Array>(dataDir, LEVEL_OPTIONS);
 await db.open();
 const packr = new Packr({ useRecords: false });
 // The bench's cohorts (the HTTP bench creates the same ones through the API: bench/workload/cohorts.ts).

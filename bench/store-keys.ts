@@ -27,7 +27,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ClassicLevel } from 'classic-level';
 import type { BatchOp } from '../server/store/contract.js';
-import { encodeValue, WRITE_BUFFER_BYTES } from '../server/store/level.js';
+import { encodeValue, LEVEL_OPTIONS } from '../server/store/level.js';
 import { eventOps, partitionSeqOps } from '../server/domain/events/index.js';
 import { clientIdKey, logKey, timeIndexKey, userEventKey } from '../server/domain/events/keys.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
@@ -103,8 +103,8 @@ function compactionWriteMb(stats: string): number {
 
 export async function runStoreKeysBench(layout: Layout, events: number, batch: number): Promise<Record<string, number | string>> {
   const dir = await mkdtemp(join(tmpdir(), `audience-store-keys-${layout}-`));
-  // The memtable the server opens its store with (level.ts).
-  const db = new ClassicLevel<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view', writeBufferSize: WRITE_BUFFER_BYTES });
+  // LevelDB as the server opens its store (level.ts: memtables, compression).
+  const db = new ClassicLevel<string, Uint8Array>(dir, LEVEL_OPTIONS);
   await db.open();
   const org = randomUUID();
   const bodies = new TrackBodies(42, 100_000, 0);

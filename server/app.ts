@@ -33,6 +33,8 @@ export interface ServiceOptions {
   corsOrigins?: readonly string[];
   tls?: { certFile: string; keyFile: string };
   fsync?: boolean;
+  /** Snappy-compress the store's tables (`audience serve --store-compression`; server/store/level.ts LEVEL_OPTIONS); default off. */
+  storeCompression?: boolean;
   log?: (line: string) => void;
   /** Minutes between scheduled computations of offline cohorts (D20; `audience serve --offline-every`); default 60. */
   offlineEveryMinutes?: number;
@@ -137,7 +139,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   await mkdir(options.dataDir, { recursive: true });
   // A failure that repeats (every tick while the disk is full) is logged once per burst, with a count.
   const log = options.log === undefined ? undefined : collapseRepeats(options.log);
-  const store = await openLevelStore(options.dataDir, { log });
+  const store = await openLevelStore(options.dataDir, { log, compression: options.storeCompression });
   try {
     const services = await openServices(store, {
       threads: options.threads,

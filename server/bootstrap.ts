@@ -16,10 +16,13 @@ export async function initialiseTenancy(tenancy: Tenancy, orgName: string): Prom
   return tenancy.initOrganization({ name: orgName, now: new Date(), newId: randomUUID, newKey: randomUUID });
 }
 
-/** Opens (creating) the data directory's store, initialises it when it holds no organization, and closes it. */
-export async function initialiseDataDir(dir: string, orgName: string): Promise<InitResult | 'already-initialised'> {
+/**
+ * Opens (creating) the data directory's store, initialises it when it holds no organization, and closes it. Opening
+ * writes out what the store's log holds as a table: `compression` as the server that follows opens it with.
+ */
+export async function initialiseDataDir(dir: string, orgName: string, compression?: boolean): Promise<InitResult | 'already-initialised'> {
   await mkdir(dir, { recursive: true });
-  const store = await openLevelStore(dir);
+  const store = await openLevelStore(dir, { compression });
   try {
     return await initialiseTenancy(await Tenancy.open(store), orgName);
   } finally {

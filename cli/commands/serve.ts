@@ -26,6 +26,7 @@ interface ServeOptions {
   tlsKey?: string;
   trustProxy?: boolean;
   fsync?: boolean;
+  storeCompression?: boolean;
   docsUrl?: string;
   corsOrigins?: string;
   bodyLimit: string;
@@ -74,6 +75,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--tls-key <file>', 'TLS private key (PEM)'))
     .addOption(envOption('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)'))
     .addOption(envOption('--fsync', 'fsync every group commit: acknowledged writes survive power loss, not only a crash'))
+    .addOption(envOption('--store-compression', "Snappy-compress the tables LevelDB writes from now on: about 40 % less disk for more CPU per stored and read event (default off; data written either way reads the same)"))
     .addOption(envOption('--docs-url <url>', 'base address of the error documentation pages'))
     .addOption(envOption('--cors-origins <origins>', 'comma-separated origins (https://example.com) browsers may call from; narrows public routes, opens private ones (D43)'))
     .addOption(envOption('--body-limit <bytes>', 'largest accepted request body (D2)', String(1024 * 1024)))
@@ -127,6 +129,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
           threads,
           trustProxy: Boolean(options.trustProxy),
           fsync: Boolean(options.fsync),
+          storeCompression: Boolean(options.storeCompression),
           docsUrl: options.docsUrl,
           corsOrigins,
           tls: options.tlsCert && options.tlsKey ? { certFile: options.tlsCert, keyFile: options.tlsKey } : undefined,
@@ -149,7 +152,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         // Every flag is checked above, before anything is written. A cluster's first organization is made once for the
         // whole cluster, through its control plane (node.ts).
         if (cluster === undefined) {
-          const created = await initialiseDataDir(options.data, 'Default organization');
+          const created = await initialiseDataDir(options.data, 'Default organization', serviceOptions.storeCompression);
           if (created !== 'already-initialised') stdout(describeKeys(created, serveUrl(options.host, port, serviceOptions.tls !== undefined)));
         }
         let service: RunningService;

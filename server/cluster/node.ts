@@ -128,7 +128,7 @@ export async function startClusterNode(options: ServiceOptions & { readonly clus
   await mkdir(options.dataDir, { recursive: true });
   const log = options.log === undefined ? undefined : collapseRepeats(options.log);
   const report = (line: string) => log?.(line);
-  const store = await openLevelStore(options.dataDir, { log });
+  const store = await openLevelStore(options.dataDir, { log, compression: options.storeCompression });
   const nodeId = cluster.nodeId ?? (await storedNodeId(store));
   const replicas = cluster.replicas ?? (cluster.servers.length >= 3 ? 3 : 1);
   const ttlMs = cluster.leaseTtlMs ?? 10_000;

@@ -1,5 +1,5 @@
 // Hooks the LevelDB Store into the shared contract suite, plus what only a disk store has: reopening and locking.
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -37,6 +37,37 @@ describe('LevelDB store', () => {
       await expect(second).rejects.toThrow(`data directory is in use: ${dir}`);
     } finally {
       await cleanup();
+    }
+  });
+
+  it('Snappy-compresses the tables it writes only when asked (serve --store-compression); a directory written either way reads the same with the other setting', async () => {
+    const root = await mkdtemp(join(tmpdir(), 'audience-level-compression-'));
+    const keys = Array.from({ length: 400 }, (_, i) => `k!${String(i).padStart(3, '0')}`);
+    const valueOf = (i: number) => `${'abc'.repeat(1500)}${i}`;
+    /** The bytes of the directory's tables once what was written is in one (reopening writes the log out as a table). */
+    const written = async (compression: boolean): Promise<{ dir: string; tableBytes: number }> => {
+      const dir = join(root, String(compression));
+      const store = await openLevelStore(dir, { compression });
+      await store.batch(keys.map((key, i) => ({ type: 'put' as const, key, value: valueOf(i) })));
+      await store.close();
+      await (await openLevelStore(dir, { compression })).close();
+      let tableBytes = 0;
+      for (const name of await readdir(dir)) if (name.endsWith('.ldb')) tableBytes += (await stat(join(dir, name))).size;
+      return { dir, tableBytes };
+    };
+    try {
+      const compressed = await written(true);
+      const plain = await written(false);
+      // 400 values of ~4.5 KB each: ~1.8 MB as they are, a few KB compressed.
+      expect(plain.tableBytes).toBeGreaterThan(400 * 4500);
+      expect(compressed.tableBytes).toBeLessThan(plain.tableBytes / 10);
+      for (const [dir, compression] of [[compressed.dir, false], [plain.dir, true]] as const) {
+        const store = await openLevelStore(dir, { compression });
+        expect(await store.getMany(keys)).toEqual(keys.map((_, i) => valueOf(i)));
+        await store.close();
+      }
+    } finally {
+      await rm(root, { recursive: true, force: true });
     }
   });
 

@@ -25,11 +25,14 @@ type Db = Level<string, Uint8Array>;
 export interface LevelStoreOptions {
   /** Where the store reports failed writes and reopening; default silent. */
   readonly log?: ((line: string) => void) | undefined;
+  /** Snappy-compress the tables LevelDB writes from now on (`serve --store-compression`); default off (LEVEL_OPTIONS). */
+  readonly compression?: boolean | undefined;
 }
 
 /** Opens (creating when missing) the LevelDB store in `dir`; it reopens itself after a failed write (RecoveringStore). */
 export async function openLevelStore(dir: string, options: LevelStoreOptions = {}): Promise<Store> {
-  const open = () => openRawLevelStore(dir);
+  const compression = options.compression ?? LEVEL_OPTIONS.compression;
+  const open = () => openRawLevelStore(dir, compression);
   return new RecoveringStore(await open(), { open, hasRoom: () => hasRoom(dir), log: options.log });
 }
 
@@ -44,8 +47,21 @@ export async function openLevelStore(dir: string, options: LevelStoreOptions = {
  */
 export const WRITE_BUFFER_BYTES = 64 * 1024 * 1024;
 
-async function openRawLevelStore(dir: string): Promise<Store> {
-  const db: Db = new Level<string, Uint8Array>(dir, { keyEncoding: 'utf8', valueEncoding: 'view', writeBufferSize: WRITE_BUFFER_BYTES });
+/**
+ * How the store opens LevelDB (the benchmarks that model it open it the same way): utf8 keys, byte values, 64 MiB
+ * memtables (above), and table blocks written without Snappy (`serve --store-compression` turns it on). On these 2
+ * cores CPU is what every target lacks, and Snappy cost it both ways: a perf record of the backfill bench's two sweeps
+ * had Snappy's decompression at 5.4 % of all the process's samples (every stored event read back) and its
+ * compression in LevelDB's compactions at 2.1 %. Alternated rounds on 2026-12-03 (server/store/README.md,
+ * "Compression"): the backfill sweeps +12 % and +16 % at the medians (`bench/backfill-ab.ts`, 3 rounds), ingestion
+ * 0.249x against 0.236x the baseline, higher in 3 of 3 rounds (`bench/ab.ts`, 30,000 users), `bench/store-keys.ts`'s
+ * 300,000 events in 15.2-16.9 against 16.1-19.8 CPU-seconds; the price is disk: its data directory 208 MB against
+ * 127 MB. Blocks carry their own compression type, so a directory written either way reads the same either way.
+ */
+export const LEVEL_OPTIONS = { keyEncoding: 'utf8', valueEncoding: 'view', writeBufferSize: WRITE_BUFFER_BYTES, compression: false } as const;
+
+async function openRawLevelStore(dir: string, compression: boolean): Promise<Store> {
+  const db: Db = new Level<string, Uint8Array>(dir, { ...LEVEL_OPTIONS, compression });
   try {
     await db.open();
   } catch (error) {
