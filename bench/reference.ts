@@ -8,6 +8,7 @@ import { holdsClause } from '../test/reference/clauses.js';
 import { describeHistory } from '../test/reference/history.js';
 import { holdsQuery } from '../test/reference/index.js';
 import { toWireQuery } from './workload/cohorts.js';
+import { median } from './stats.js';
 
 export interface ReferenceBenchOptions {
   readonly seed: number;
@@ -21,8 +22,11 @@ export interface ReferenceBenchOptions {
 export interface ReferenceBenchResult {
   readonly cohortsCompared: number;
   readonly history: number;
+  /** Medians of the timed events' ns (each event timed alone: one GC pause in a mean of 30 moved it 4x). */
   readonly engineNsPerEvent: number;
   readonly referenceNsPerEvent: number;
+  /** Events timed (absent in results of runs before the medians). */
+  readonly timedEvents?: number;
   /** reference / engine; target >= 1000. */
   readonly ratio: number;
 }
@@ -44,9 +48,8 @@ export function runReferenceBench(options: ReferenceBenchOptions): ReferenceBenc
     throw new Error('no transition clause is compared');
   };
 
-  let engineNs = 0;
-  let referenceNs = 0;
-  let timed = 0;
+  const engineNs: number[] = [];
+  const referenceNs: number[] = [];
   for (let user = 0; user < options.users; user++) {
     const events: EngineEvent[] = gen.events(options.history + options.events);
     const state = newUserState();
@@ -60,18 +63,21 @@ export function runReferenceBench(options: ReferenceBenchOptions): ReferenceBenc
       segment(plan, restored, events.slice(options.history, at), ctx);
       let start = process.hrtime.bigint();
       segment(plan, restored, [events[at] as EngineEvent], ctx);
-      engineNs += Number(process.hrtime.bigint() - start);
+      engineNs.push(Number(process.hrtime.bigint() - start));
       // Reference: every cohort recomputed over events[0..at].
       start = process.hrtime.bigint();
       const history = describeHistory(events, at);
       let members = 0;
       for (const cohort of wire) if (holdsQuery(cohort.query, (clause) => holdsClause(clause, history, ctx, noTransitions))) members++;
-      referenceNs += Number(process.hrtime.bigint() - start);
+      referenceNs.push(Number(process.hrtime.bigint() - start));
       if (members < 0) throw new Error('unreachable');
-      timed++;
     }
   }
-  const engineNsPerEvent = engineNs / timed;
-  const referenceNsPerEvent = referenceNs / timed;
-  return { cohortsCompared: definitions.length, history: options.history, engineNsPerEvent, referenceNsPerEvent, ratio: referenceNsPerEvent / engineNsPerEvent };
+  // Medians, not means: an event is timed alone, and one GC pause or optimisation in the engine's few microseconds
+  // (4 ms against a typical 6-50 µs, a throwaway probe of 2026-12-03) moved a mean of 30 by 4x between runs of the
+  // same build (598-2,916x); the reference's ~120 ms per event hides such pauses. The first timed event of each
+  // catch-up is the first after binding a decoded state (every cohort decided): one in `events`.
+  const engineNsPerEvent = median(engineNs);
+  const referenceNsPerEvent = median(referenceNs);
+  return { cohortsCompared: definitions.length, history: options.history, engineNsPerEvent, referenceNsPerEvent, timedEvents: engineNs.length, ratio: referenceNsPerEvent / engineNsPerEvent };
 }

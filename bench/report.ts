@@ -290,7 +290,7 @@ function renderReference(o: Outcome<ReferenceBenchResult>): string[] {
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const f = o.value;
   out.push(
-    `Measured ${o.at}. One more event for a user with ${int(f.history)} events of history, over the ${f.cohortsCompared} benchmark cohorts that have no transition clause (the reference would recompute every earlier prefix for those, so leaving them out favours it): engine ${int(f.engineNsPerEvent)} ns, reference ${(f.referenceNsPerEvent / 1e6).toFixed(1)} ms, ratio ${int(f.ratio)}×.`,
+    `Measured ${o.at}. One more event for a user with ${int(f.history)} events of history, over the ${f.cohortsCompared} benchmark cohorts that have no transition clause (the reference would recompute every earlier prefix for those, so leaving them out favours it): engine ${int(f.engineNsPerEvent)} ns, reference ${(f.referenceNsPerEvent / 1e6).toFixed(1)} ms, ratio ${int(f.ratio)}×${f.timedEvents === undefined ? ' (means of the timed events)' : ` (medians of ${int(f.timedEvents)} events, each timed alone; a mean is moved by one GC pause in the engine's microseconds)`}.`,
     '',
   );
   return out;
