@@ -3,11 +3,12 @@
 // events with every property and with only those the bench's new cohort reads (`Plan.eventPropertyKeys`, as an
 // owner's catch-up does: server/domain/events/engine-reader.ts); (2) blocks of 32 such records read with msgpackr and
 // with the store's own block reader (server/domain/events/blocks.ts `readBlock`, as a history read does).
-// Run: node dist/bench/decode.js [--rounds 4]. Prints seconds per million events for each way and round.
+// Run: node dist/bench/decode.js [--rounds 4]. Prints seconds per million events for each way and round, and the
+// mean bytes of a stored record (as stored, and whole as before server/domain/events/record.ts `RecordValue`).
 
 import { pathToFileURL } from 'node:url';
 import { compilePlan, validateQuery } from '../engine/index.js';
-import { toStoredEvent, unpackEngineEvents } from '../server/domain/events/index.js';
+import { toRecordValue, toStoredEvent, unpackEngineEvents } from '../server/domain/events/index.js';
 import { blockOfEncoded, readBlock, type EventBlock } from '../server/domain/events/blocks.js';
 import { concatValues, decodeValue, encodeValue } from '../server/store/values.js';
 import { createRng } from '../test/differential/random.js';
@@ -19,6 +20,8 @@ export interface DecodeFigures {
   readonly planKeys: readonly number[];
   readonly blocksByMsgpackr: readonly number[];
   readonly blocksByReader: readonly number[];
+  /** Mean bytes of one stored record: as the store writes it (record.ts `RecordValue`), and whole as before it. */
+  readonly recordBytes: { readonly stored: number; readonly whole: number };
 }
 
 const USERS = 100;
@@ -29,9 +32,13 @@ export function runDecodeBench(rounds: number): DecodeFigures {
   const next = createRng(DEFAULT_BACKFILL_BENCH.seed).next;
   const histories: Uint8Array[] = [];
   const blocks: Uint8Array[] = [];
+  let wholeBytes = 0;
   for (let u = 0; u < USERS; u++) {
-    const user = `user-${u}`;
-    const records = userEvents(next, u, EVENTS).map((event, i) => encodeValue(toStoredEvent(user, event, i + 1)));
+    // A user id as the server's are (a UUID): stored records no longer carry it, whole ones did.
+    const user = `b0000000-0000-4000-8000-${String(u).padStart(12, '0')}`;
+    const whole = userEvents(next, u, EVENTS).map((event, i) => toStoredEvent(user, event, i + 1));
+    for (const record of whole) wholeBytes += encodeValue(record).byteLength;
+    const records = whole.map((record) => encodeValue(toRecordValue(record)));
     histories.push(concatValues(records));
     for (let at = 0; at < records.length; at += 32) {
       const part = records.slice(at, at + 32);
@@ -53,7 +60,9 @@ export function runDecodeBench(rounds: number): DecodeFigures {
     for (let r = 0; r < REPEATS; r++) for (const bytes of blocks) read(bytes);
   };
   const total = USERS * EVENTS * REPEATS;
-  const figures = { allProperties: [] as number[], planKeys: [] as number[], blocksByMsgpackr: [] as number[], blocksByReader: [] as number[] };
+  const storedBytes = histories.reduce((sum, bytes) => sum + bytes.byteLength, 0);
+  const recordBytes = { stored: Math.round(storedBytes / (USERS * EVENTS)), whole: Math.round(wholeBytes / (USERS * EVENTS)) };
+  const figures = { allProperties: [] as number[], planKeys: [] as number[], blocksByMsgpackr: [] as number[], blocksByReader: [] as number[], recordBytes };
   for (let round = 0; round < rounds; round++) {
     const first = round % 2 === 0;
     if (first) figures.allProperties.push(perMillion(total, readAll(undefined)));

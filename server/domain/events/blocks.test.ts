@@ -10,12 +10,12 @@ import { MemoryStore } from '../../store/memory.js';
 import { decodeValue, decodeValues, encodeValue } from '../../store/values.js';
 import { STORE_KINDS, openTestStore } from '../../../test/support/stores.js';
 import { readHistoryChunk, findStoredIds } from '../../ingest/state/load.js';
-import { isEncodedBlock, MAX_BLOCK_BYTES, MAX_BLOCK_EVENTS, blockOfEncoded, blockParts, readBlock, type EventBlock } from './blocks.js';
+import { isEncodedBlock, isEventBlock, MAX_BLOCK_BYTES, MAX_BLOCK_EVENTS, blockOfEncoded, blockParts, readBlock, type EventBlock, type StoredEventValue } from './blocks.js';
 import { foldOps } from './fold.js';
-import { userEventPrefix, prefixUpperBound } from './keys.js';
+import { userEventPrefix, prefixUpperBound, seqOfKey } from './keys.js';
 import { pushEventOps, pushEventRunOps } from './ops.js';
 import { findByClientId, readUserEventPage, readUserEvents, replayUserEvents } from './read.js';
-import type { StoredEvent } from './record.js';
+import { toEngineEvent, toRecordValue, unpackEngineEvents, type StoredEvent, type StoredRecordValue } from './record.js';
 
 const ORG = 'a0000000-0000-4000-8000-0000000000b1';
 const USER = 'b0000000-0000-4000-8000-0000000000b1';
@@ -45,24 +45,40 @@ async function layout(store: Store, user: string): Promise<(string | number)[]> 
  * Writes the user's history in appends of the given sizes (seqs interleaved with another user's single events, as a
  * partition's sequences are), and answers the records in arrival order.
  */
-async function write(store: Store, appends: readonly number[]): Promise<StoredEvent[]> {
+async function write(store: Store, appends: readonly number[], options: { older?: boolean; from?: number } = {}): Promise<StoredEvent[]> {
   const mine: StoredEvent[] = [];
-  let seq = 0;
-  let n = 0;
+  let seq = options.from ?? 0;
+  let n = seq;
   for (const size of appends) {
     const ops: Parameters<typeof pushEventOps>[0] = [];
     const run: StoredEvent[] = [];
     for (let i = 0; i < size; i++) run.push(event(USER, ++n, ++seq));
     pushEventRunOps(ops, ORG, run);
     pushEventOps(ops, ORG, event(OTHER, n, ++seq));
-    await store.batch(ops);
+    await store.batch(options.older === true ? asOlderLayout(ops, run) : ops);
     mine.push(...run);
   }
   return mine;
 }
 
-/** What every read answers for these records, compared with what the store answers. */
-async function expectReads(store: Store, records: readonly StoredEvent[]): Promise<void> {
+/**
+ * The user's `e!` writes of `run` as they were before record.ts `RecordValue`: whole records, singly and in blocks.
+ */
+function asOlderLayout(ops: Parameters<typeof pushEventOps>[0], run: readonly StoredEvent[]): Parameters<typeof pushEventOps>[0] {
+  const bySeq = new Map(run.map((record) => [record.seq, record]));
+  return ops.map((op) => {
+    if (op.type !== 'put' || !op.key.startsWith(userEventPrefix(ORG, USER))) return op;
+    const value = op.value as StoredEventValue;
+    if (!isEventBlock(value)) return { ...op, value: bySeq.get(seqOfKey(op.key)) };
+    return { ...op, value: blockOfEncoded(value[0], value[0].map((seq) => encodeValue(bySeq.get(seq)))) };
+  });
+}
+
+/**
+ * What every read answers for these records, compared with what the store answers; `older` the sequences of those
+ * written before `RecordValue` (whole records: packed as they are).
+ */
+async function expectReads(store: Store, records: readonly StoredEvent[], older: ReadonlySet<number> = new Set()): Promise<void> {
   const byTime = [...records].sort((a, b) => a.timeMs - b.timeMs || a.seq - b.seq);
   expect(await readUserEvents(store, ORG, USER)).toEqual(byTime);
   // D39 pages of 7 follow each other through blocks.
@@ -86,19 +102,22 @@ async function expectReads(store: Store, records: readonly StoredEvent[]): Promi
   const last = records[records.length - 1]?.seq ?? 0;
   for (const limit of [1, 3, 40, 1000]) {
     for (const until of [last, Number.MAX_SAFE_INTEGER]) {
-      const read: StoredEvent[] = [];
+      // Packed as stored (record.ts `RecordValue`): the chunk's last sequence says where the next one starts.
+      const read: StoredRecordValue[] = [];
       let after = 0;
       for (let rounds = 0; rounds < 1000; rounds++) {
         const chunk = await readHistoryChunk(store, ORG, USER, after, limit, until);
-        const events = decodeValues<StoredEvent>(chunk.events.bytes);
+        const events = decodeValues<StoredRecordValue>(chunk.events.bytes);
         expect(events).toHaveLength(chunk.events.count);
+        // The owners' reader gives what the whole records give, either layout.
+        expect(unpackEngineEvents(chunk.events)).toEqual(records.slice(read.length, read.length + events.length).map(toEngineEvent));
         expect(chunk.events.count).toBeLessThanOrEqual(limit);
         read.push(...events);
-        if (chunk.events.count > 0) expect(chunk.lastSeq).toBe(events[events.length - 1]?.seq);
+        if (chunk.events.count > 0) expect(chunk.lastSeq).toBe(records[read.length - 1]?.seq);
         after = chunk.lastSeq;
         if (chunk.done) break;
       }
-      expect(read).toEqual(records);
+      expect(read).toEqual(records.map((record) => (older.has(record.seq) ? record : toRecordValue(record))));
     }
   }
 }
@@ -132,6 +151,27 @@ for (const kind of STORE_KINDS) {
       // Nothing left to fold; the other user's records were not touched.
       expect((await foldOps(store, { org: ORG, user: USER, throughSeq: last.seq, events: records.length })).ops).toEqual([]);
       expect(await layout(store, OTHER)).toHaveLength(11);
+    });
+
+    it('stores a record without its user, sequence and ISO time, which its key and timeMs give', async () => {
+      const [record] = await write(store, [1]);
+      const [bytes] = await store.encodedValues({ gte: userEventPrefix(ORG, USER), lt: prefixUpperBound(userEventPrefix(ORG, USER)) });
+      expect(Object.keys(decodeValue<object>(bytes as Uint8Array)).sort()).toEqual(['id', 'name', 'properties', 'timeMs']);
+      expect(await readUserEvents(store, ORG, USER)).toEqual([record]);
+    });
+
+    it('reads records stored whole (before RecordValue), single and in blocks, beside new ones, and folds them together', async () => {
+      const olderRecords = await write(store, [1, 1, 4, 1], { older: true });
+      const records = [...olderRecords, ...(await write(store, [1, 3, 1, 1], { from: 20 }))];
+      const older = new Set(olderRecords.map((record) => record.seq));
+      expect(await layout(store, USER)).toEqual(['r', 'r', 4, 'r', 'r', 3, 'r', 'r']);
+      expect(decodeValue<StoredEvent>((await store.encodedValues({ gte: userEventPrefix(ORG, USER), limit: 1 }))[0] as Uint8Array)).toEqual(records[0]);
+      await expectReads(store, records, older);
+      const last = records[records.length - 1] as StoredEvent;
+      const fold = await foldOps(store, { org: ORG, user: USER, throughSeq: last.seq, events: records.length });
+      await store.batch(fold.ops);
+      expect(await layout(store, USER)).toEqual([2, 4, 2, 3, 2]);
+      await expectReads(store, records, older);
     });
 
     it('folds only the latest events asked for, and runs longer than a block into several', async () => {

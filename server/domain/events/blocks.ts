@@ -16,8 +16,8 @@
 
 import type { Store } from '../../store/contract.js';
 import { concatValues, decodeValue, decodeValueAt } from '../../store/values.js';
-import { prefixUpperBound, userEventKey, userEventPrefix } from './keys.js';
-import type { StoredEvent } from './record.js';
+import { prefixUpperBound, seqOfKey, userEventKey, userEventPrefix } from './keys.js';
+import { fromRecordValue, type StoredEvent, type StoredRecordValue } from './record.js';
 
 /** The most records one block holds (an append or a run of more writes several). */
 export const MAX_BLOCK_EVENTS = 256;
@@ -31,8 +31,8 @@ export const MAX_BLOCK_BYTES = 256 * 1024;
 /** A block as stored: sequences ascending, `ends[i]` the offset after record i in `records`. */
 export type EventBlock = readonly [seqs: readonly number[], ends: readonly number[], records: Uint8Array];
 
-/** A stored `e!` value decoded: one record or one block. */
-export type StoredEventValue = StoredEvent | EventBlock;
+/** A stored `e!` value decoded: one record (as stored: record.ts `StoredRecordValue`) or one block. */
+export type StoredEventValue = StoredRecordValue | EventBlock;
 
 export function isEventBlock(value: StoredEventValue): value is EventBlock {
   return Array.isArray(value);
@@ -123,8 +123,9 @@ function readNumbers(bytes: Uint8Array, view: DataView, at: { offset: number }):
 /** Where record `i` of a block starts in its records' bytes (where the one before it ends). */
 const startOf = (ends: readonly number[], i: number): number => (i === 0 ? 0 : (ends[i - 1] as number));
 
-/** Record `i` of a block, decoded. */
-const recordOf = ([, ends, records]: EventBlock, i: number): StoredEvent => decodeValueAt<StoredEvent>(records, startOf(ends, i), ends[i] as number);
+/** Record `i` of a user's block, decoded. */
+const recordOf = ([seqs, ends, records]: EventBlock, i: number, user: string): StoredEvent =>
+  fromRecordValue(decodeValueAt<StoredRecordValue>(records, startOf(ends, i), ends[i] as number), user, seqs[i] as number);
 
 /**
  * How a run of consecutive records is stored, given each record's stored bytes: as parts [start, end) of at most
@@ -158,12 +159,15 @@ export function blockOfEncoded(seqs: readonly number[], encoded: readonly Uint8A
   return [seqs.slice(), ends, concatValues(encoded)];
 }
 
-/** The records of a stored value with a sequence after `afterSeq`, decoded, in order. */
-export function recordsOf(value: StoredEventValue, afterSeq: number): StoredEvent[] {
-  if (!isEventBlock(value)) return value.seq > afterSeq ? [value] : [];
+/** The records of a user's stored value under `key` with a sequence after `afterSeq`, decoded, in order. */
+export function recordsOf(key: string, value: StoredEventValue, user: string, afterSeq: number): StoredEvent[] {
+  if (!isEventBlock(value)) {
+    const seq = seqOfKey(key);
+    return seq > afterSeq ? [fromRecordValue(value, user, seq)] : [];
+  }
   const out: StoredEvent[] = [];
   value[0].forEach((seq, i) => {
-    if (seq > afterSeq) out.push(recordOf(value, i));
+    if (seq > afterSeq) out.push(recordOf(value, i, user));
   });
   return out;
 }
@@ -204,8 +208,9 @@ export async function readEventsBySeq(store: Store, org: string, user: string, s
   const out: Array<StoredEvent | undefined> = new Array(seqs.length);
   const inside: number[] = [];
   values.forEach((value, i) => {
+    const seq = seqs[i] as number;
     if (value === undefined) inside.push(i);
-    else out[i] = recordAt(value, seqs[i] as number);
+    else out[i] = recordAt(value, seq, user, seq);
   });
   if (inside.length === 0) return out;
   inside.sort((a, b) => (seqs[a] as number) - (seqs[b] as number));
@@ -219,14 +224,14 @@ export async function readEventsBySeq(store: Store, org: string, user: string, s
         if (isEventBlock(value)) block = value;
       }
     }
-    if (block !== undefined) out[i] = recordAt(block, seq);
+    if (block !== undefined) out[i] = recordAt(block, seq, user);
   }
   return out;
 }
 
-/** The record of sequence `seq` in a stored value, if it holds it. */
-function recordAt(value: StoredEventValue, seq: number): StoredEvent | undefined {
-  if (!isEventBlock(value)) return value.seq === seq ? value : undefined;
+/** The record of sequence `seq` in a user's stored value (a single record's sequence is its key's), if it holds it. */
+function recordAt(value: StoredEventValue, seq: number, user: string, keySeq?: number): StoredEvent | undefined {
+  if (!isEventBlock(value)) return keySeq === seq ? fromRecordValue(value, user, seq) : undefined;
   const i = value[0].indexOf(seq);
-  return i < 0 ? undefined : recordOf(value, i);
+  return i < 0 ? undefined : recordOf(value, i, user);
 }

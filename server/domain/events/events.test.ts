@@ -145,6 +145,17 @@ describe('readUserEvents (D29)', () => {
     expect(numbers(await readUserEvents(store, ORG, U1, { from: -1 }))).toEqual([4, 1]);
   });
 
+  it('answers each record whole, its user, sequence and ISO time rebuilt from its key and timeMs, at any year D3 accepts', async () => {
+    const times = ['0000-01-01T00:00:00.000Z', '1969-12-31T23:59:59.999Z', '1970-01-01T00:00:00.000Z', '9999-12-31T23:59:59.999Z'];
+    const events = times.map((time, i) => ({ ...record(U1, i + 1, Date.parse(time)), session_id: eventId(100 + i), ...(i % 2 === 0 ? { view_id: eventId(200 + i) } : {}) }));
+    const seqs = await track(events.map((event) => ({ event })));
+    const expected = events.map((event, i) => stored(event, seqs[i] as number));
+    expect((await readUserEvents(store, ORG, U1)).map(toWireRecord).map((wire) => wire.time)).toEqual(times);
+    expect(await readUserEvents(store, ORG, U1)).toEqual(expected);
+    expect(await collect(replayUserEvents(store, ORG, U1))).toEqual(expected);
+    for (const event of expected) expect(await findByClientId(store, ORG, U1, event.id)).toEqual(event);
+  });
+
   it('stores the record with its sequence and epoch-ms time; the wire form drops them', async () => {
     const event = { ...record(U1, 1, T0), session_id: eventId(100) };
     const [seq] = await track([{ event }]);

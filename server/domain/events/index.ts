@@ -1,8 +1,8 @@
 // The events area (D29, D31): event records, the partition log and per-user indexes (batch builders and reads),
 // and track-body validation. Public surface only; tests may import internals.
 
-export type { EventFields, EventRecord, LogEntry, LoggedTransition, NewEvent, PackedEvents, StoredEvent } from './record.js';
-export { newEvent, toEngineEvent, toStoredEvent, toWireRecord, unpackEngineEvents } from './record.js';
+export type { EventFields, EventRecord, LogEntry, LoggedTransition, NewEvent, PackedEvents, RecordValue, StoredEvent, StoredRecordValue } from './record.js';
+export { fromRecordValue, newEvent, toEngineEvent, toRecordValue, toStoredEvent, toWireRecord, unpackEngineEvents } from './record.js';
 export { partitionOf, timePart } from './keys.js';
 export { mintEventId, mintedTime, needsIdIndex } from './event-id.js';
 export type { EventEntry, Snapshot } from './ops.js';

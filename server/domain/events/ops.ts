@@ -12,7 +12,7 @@ import {
 import { encodeValue } from '../../store/values.js';
 import { blockOfEncoded, blockParts } from './blocks.js';
 import { needsIdIndex } from './event-id.js';
-import type { StoredEvent } from './record.js';
+import { toRecordValue, type StoredEvent } from './record.js';
 
 export interface EventEntry {
   readonly org: string;
@@ -28,8 +28,8 @@ export interface Snapshot<S = unknown> {
 
 
 /**
- * The writes of one event (server/store/README.md has the reasoning): the record once, under the per-user arrival
- * index `e!` (replays after a snapshot's sequence, retries); the time index `et!` (reads by time with ties, D29,
+ * The writes of one event (server/store/README.md has the reasoning): the record once (`toRecordValue`: without
+ * what its key and time give), under the per-user arrival index `e!` (replays after a snapshot's sequence, retries); the time index `et!` (reads by time with ties, D29,
  * D39) and the event id `ei!` (safe retries, D29), except for an id minted with the event's own time, which a retry
  * finds through the time index (event-id.ts). The transitions it caused go to the global transitions log
  * (server/ingest/tick/commit-log.ts); the partition's last sequence is written once per batch (`partitionSeqOps`).
@@ -44,7 +44,7 @@ export function eventOps(entry: EventEntry): BatchOp[] {
 export function pushEventOps(ops: BatchOp[], org: string, stored: StoredEvent): void {
   const { seq, user_id: user, timeMs, id } = stored;
   ops.push(
-    { type: 'put', key: userEventKey(org, user, seq), value: stored },
+    { type: 'put', key: userEventKey(org, user, seq), value: toRecordValue(stored) },
     { type: 'put', key: timeIndexKey(org, user, timeMs, seq), value: seq },
   );
   if (needsIdIndex(id, timeMs)) ops.push({ type: 'put', key: clientIdKey(org, user, id), value: seq });
@@ -60,10 +60,10 @@ export function pushEventRunOps(ops: BatchOp[], org: string, run: readonly Store
     pushEventOps(ops, org, run[0] as StoredEvent);
     return;
   }
-  const encoded = run.map((record) => encodeValue(record));
+  const encoded = run.map((record) => encodeValue(toRecordValue(record)));
   for (const [start, end] of blockParts(encoded.map((bytes) => bytes.byteLength))) {
     const last = run[end - 1] as StoredEvent;
-    const value = end - start === 1 ? last : blockOfEncoded(run.slice(start, end).map((record) => record.seq), encoded.slice(start, end));
+    const value = end - start === 1 ? toRecordValue(last) : blockOfEncoded(run.slice(start, end).map((record) => record.seq), encoded.slice(start, end));
     ops.push({ type: 'put', key: userEventKey(org, last.user_id, last.seq), value });
   }
   for (const { seq, user_id: user, timeMs, id } of run) {

@@ -17,7 +17,7 @@ import {
   userEventPrefix,
 } from './keys.js';
 import { mintedTime } from './event-id.js';
-import { isEventBlock, readEventsBySeq, recordsOf, type StoredEventValue } from './blocks.js';
+import { readEventsBySeq, recordsOf, type StoredEventValue } from './blocks.js';
 import type { Snapshot } from './ops.js';
 import type { LogEntry, LoggedTransition, StoredEvent } from './record.js';
 
@@ -117,10 +117,7 @@ export async function* replayUserEvents(
   const prefix = userEventPrefix(org, user);
   const range = { gt: userEventKey(org, user, afterSeq), lt: prefixUpperBound(prefix) };
   // A value is a record or a block (blocks.ts); the first block may hold records at or before `afterSeq`.
-  for await (const [, value] of store.iterate<StoredEventValue>(range)) {
-    if (!isEventBlock(value)) yield value;
-    else yield* recordsOf(value, afterSeq);
-  }
+  for await (const [key, value] of store.iterate<StoredEventValue>(range)) yield* recordsOf(key, value, user, afterSeq);
 }
 
 /** Whether the user has any stored event. */

@@ -70,6 +70,53 @@ export function toStoredEvent(user: string, event: NewEvent, seq: number): Store
   return stored;
 }
 
+/**
+ * A record as its `e!` value holds it (server/store/README.md "The record's stored fields"): without `user_id` and
+ * `seq`, which its key gives, and `time`, which is always `new Date(timeMs).toISOString()` (validate.ts, D3). Values
+ * written before this layout are whole `StoredEvent`s (they carry `user_id`); readers take both (`fromRecordValue`).
+ */
+export interface RecordValue {
+  readonly id: string;
+  readonly name: string;
+  readonly timeMs: number;
+  readonly properties: Readonly<Record<string, unknown>>;
+  readonly session_id?: string;
+  readonly view_id?: string;
+}
+
+/** What an `e!` value's record may be: this layout's, or a whole record written before it. */
+export type StoredRecordValue = RecordValue | StoredEvent;
+
+/** The value a stored record is written as (`RecordValue`). */
+export function toRecordValue(stored: StoredEvent): RecordValue {
+  const value: { -readonly [K in keyof RecordValue]: RecordValue[K] } = {
+    id: stored.id,
+    name: stored.name,
+    timeMs: stored.timeMs,
+    properties: stored.properties,
+  };
+  if (stored.session_id !== undefined) value.session_id = stored.session_id;
+  if (stored.view_id !== undefined) value.view_id = stored.view_id;
+  return value;
+}
+
+/** The stored record of a user's `e!` value at `seq` (its key's user and sequence): as written, or rebuilt. */
+export function fromRecordValue(value: StoredRecordValue, user: string, seq: number): StoredEvent {
+  if ('user_id' in value) return value;
+  const stored: { -readonly [K in keyof StoredEvent]: StoredEvent[K] } = {
+    id: value.id,
+    user_id: user,
+    name: value.name,
+    time: new Date(value.timeMs).toISOString(),
+    properties: value.properties,
+    seq,
+    timeMs: value.timeMs,
+  };
+  if (value.session_id !== undefined) stored.session_id = value.session_id;
+  if (value.view_id !== undefined) stored.view_id = value.view_id;
+  return stored;
+}
+
 /** The wire record: `time` is UTC ISO 8601 with milliseconds (D3). */
 export interface EventRecord {
   readonly id: string;
@@ -118,8 +165,8 @@ export function toWireRecord(stored: StoredEvent): EventRecord {
   return record;
 }
 
-/** The engine's view of an event, new or stored (epoch-ms time). */
-export function toEngineEvent(event: EventFields): EngineEvent {
+/** The engine's view of an event, new or stored, of any layout (epoch-ms time; the ISO `time` is not read). */
+export function toEngineEvent(event: Omit<EventFields, 'time'>): EngineEvent {
   return {
     name: event.name,
     time: event.timeMs,
@@ -130,7 +177,7 @@ export function toEngineEvent(event: EventFields): EngineEvent {
 }
 
 /**
- * Stored records (`StoredEvent`) in their stored bytes, one after another: a history as read from the store
+ * Stored records (`StoredRecordValue`) in their stored bytes, one after another: a history as read from the store
  * (`Store.encodedValues`), decoded by the thread that replays it, so the reading thread neither decodes nor
  * re-encodes it for the hand-off.
  */
@@ -147,7 +194,7 @@ export function unpackEngineEvents(packed: PackedEvents, keys?: ReadonlySet<stri
   return readEngineEvents(
     packed.bytes,
     (bytes, start) => {
-      const { value, end } = decodeFirstValue<StoredEvent>(bytes, start);
+      const { value, end } = decodeFirstValue<StoredRecordValue>(bytes, start);
       return { event: toEngineEvent(value), end };
     },
     keys,
