@@ -1,9 +1,9 @@
 // Stored records (msgpack maps, store/values.ts) read straight into the engine's events, for the owners' replays
 // (catch-ups, parked users' histories, offline computations: worker/work.ts): only `name`, `timeMs`, `properties`,
-// `session_id` and `view_id` are built; the record's other fields (`id`; `user_id`, `time`, `seq` in records stored before record.ts `RecordValue`) are stepped over
-// without making strings of them. Decoding whole records with msgpackr and converting them took 1.19 s for the
-// backfill bench's million events (`node dist/bench/backfill.js`, parts.decodeSeconds, before this reader); this
-// reader took 0.55 s in bench/README.md (5).
+// `session_id` and `view_id` are built; the record's other fields (`id`, and `user_id`, `time`, `seq` in records
+// stored before record.ts `RecordValue`) are stepped over without making strings of them. Decoding whole records
+// with msgpackr and converting them took 1.19 s for the backfill bench's million events (`node
+// dist/bench/backfill.js`, parts.decodeSeconds, before this reader); this reader took 0.55 s in bench/README.md (5).
 // Given the top-level property keys a plan can read (engine Plan.eventPropertyKeys), it builds only those of each
 // event's properties and steps over the rest: the plan answers the same (the owners' catch-ups replay through the
 // changed cohorts' part of a plan, which often reads one or two keys of events that carry many).
