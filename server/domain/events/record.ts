@@ -49,9 +49,14 @@ export function newEvent(fields: EventFields & { readonly id?: string | undefine
   // D29: an id the server mints cannot be stored yet; the pipeline skips its idempotency lookup.
   if (fields.id === undefined) event.minted = true;
   else if (checked !== undefined) event.checked = checked;
-  if (fields.session_id !== undefined) event.session_id = fields.session_id;
-  if (fields.view_id !== undefined) event.view_id = fields.view_id;
+  copyOptionalIds(event, fields);
   return event;
+}
+
+/** An event's optional session and view ids onto a record being built: present ones copied, absent ones left out. */
+function copyOptionalIds(target: { session_id?: string; view_id?: string }, source: { readonly session_id?: string; readonly view_id?: string }): void {
+  if (source.session_id !== undefined) target.session_id = source.session_id;
+  if (source.view_id !== undefined) target.view_id = source.view_id;
 }
 
 /** The stored form of a user's new event at `seq` (no parsing: the time was parsed on arrival). */
@@ -65,8 +70,7 @@ export function toStoredEvent(user: string, event: NewEvent, seq: number): Store
     seq,
     timeMs: event.timeMs,
   };
-  if (event.session_id !== undefined) stored.session_id = event.session_id;
-  if (event.view_id !== undefined) stored.view_id = event.view_id;
+  copyOptionalIds(stored, event);
   return stored;
 }
 
@@ -95,8 +99,7 @@ export function toRecordValue(stored: StoredEvent): RecordValue {
     timeMs: stored.timeMs,
     properties: stored.properties,
   };
-  if (stored.session_id !== undefined) value.session_id = stored.session_id;
-  if (stored.view_id !== undefined) value.view_id = stored.view_id;
+  copyOptionalIds(value, stored);
   return value;
 }
 
@@ -112,8 +115,7 @@ export function fromRecordValue(value: StoredRecordValue, user: string, seq: num
     seq,
     timeMs: value.timeMs,
   };
-  if (value.session_id !== undefined) stored.session_id = value.session_id;
-  if (value.view_id !== undefined) stored.view_id = value.view_id;
+  copyOptionalIds(stored, value);
   return stored;
 }
 
@@ -160,8 +162,7 @@ export function toWireRecord(stored: StoredEvent): EventRecord {
     time: stored.time,
     properties: stored.properties,
   };
-  if (stored.session_id !== undefined) record.session_id = stored.session_id;
-  if (stored.view_id !== undefined) record.view_id = stored.view_id;
+  copyOptionalIds(record, stored);
   return record;
 }
 
