@@ -104,6 +104,44 @@ describe('generated hot paths', () => {
     expect(ours.memberships[0]).toEqual([3, 4]);
   });
 
+  it('run a group\'s `where` test only when a slot can use the event, at most once (a filled `first N`, a past window)', () => {
+    const sport = pred('properties.section', str('equal_to', 'sport'));
+    // Three groups of Buy: where section = sport, read by a `first 2` count; where section = music, by a count before
+    // t = 2,500; where section = news, by a count before t = 2,500 and, through a third cohort, by a plain count
+    // (one group: one test for both slots).
+    const music = pred('properties.section', str('equal_to', 'music'));
+    const news = pred('properties.section', str('equal_to', 'news'));
+    const cohorts: CohortDefinition[] = [
+      cohort(1, expr('Buy', { where: sport, during: { kind: 'first', count: 2 }, frequency: gte(1) })),
+      cohort(2, expr('Buy', { where: news, during: { kind: 'before', time: 2_500 }, frequency: gte(1) })),
+      cohort(3, expr('Buy', { where: news, frequency: gte(2) })),
+      cohort(4, expr('Buy', { where: music, during: { kind: 'before', time: 2_500 }, frequency: gte(1) })),
+    ];
+    const generated = compilePlan(cohorts, 1);
+    const generic = compilePlan(cohorts, 1, { generateCode: false });
+    expect(generated.hot).toBeDefined();
+    let reads = 0;
+    const buy = (time: number, section: string): EngineEvent => {
+      const properties = {};
+      Object.defineProperty(properties, 'section', { enumerable: true, get: () => (reads++, section) });
+      return { name: 'Buy', time, properties };
+    };
+    const readsOf = (plan: Plan): number[] => {
+      const state = newUserState();
+      return [1_000, 2_000, 3_000, 4_000].map((time, i) => {
+        reads = 0;
+        segment(plan, state, [buy(time, i % 2 === 0 ? 'sport' : 'news')], EMPTY_CONTEXT);
+        return reads;
+      });
+    };
+    // The generic loops test each group at every event: three reads. The generated hooks: every group while the
+    // `first 2` is open and the window not past, then the news group alone (its plain count always needs it).
+    expect(readsOf(generic)).toEqual([3, 3, 3, 3]);
+    expect(readsOf(generated)).toEqual([3, 3, 1, 1]);
+    const events = [1_000, 2_000, 3_000, 4_000, 5_000].map((time, i) => ({ name: 'Buy', time, properties: { section: ['news', 'sport', 'music'][i % 3] } }));
+    expect(trace(generated, events, EMPTY_CONTEXT)).toEqual(trace(generic, events, EMPTY_CONTEXT));
+  });
+
   it('keep hostile names and values out of the source (they reach the tests as data)', () => {
     const hostile = 'x"); throw new Error("injected"); ("\u2028`${1}`\\';
     const where: Where = pred(`properties.${hostile}`, str('equal_to', hostile));

@@ -81,6 +81,13 @@ function finalSource(plan: Plan, k: number, constants: number[]): string {
   return finals.length === 0 ? 'r' : `(${finals.join(' || ')} ? r | ${CLAUSE_FINAL} : r)`;
 }
 
+/**
+ * One event name's hook. A group's `where` test runs when a slot of the group first needs its answer, and at most
+ * once: `m` is 2 (not tested yet) at the group's start, then 1 or 0, and every slot reads the group's answer through
+ * the expression `lazyMatch` makes. A slot that cannot use the event (a `first N` that has seen N events, a fixed
+ * window the event's time is outside of) then never runs the test; the tests read only the event's properties, so
+ * running fewer of them changes no answer.
+ */
 function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[], constants: number[]): string {
   const lines: string[] = [];
   for (const group of groups) {
@@ -96,13 +103,12 @@ function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[
       });
       // An empty `and` holds and an empty `or` fails, as compileWhere's loops answer.
       const empty = combine === 'or' ? 'false' : 'true';
-      lines.push(`m = ${terms.length === 0 ? empty : terms.join(combine === 'or' ? ' || ' : ' && ')};`);
-      matched = 'm';
+      matched = terms.length === 0 ? empty : lazyMatch(terms.join(combine === 'or' ? ' || ' : ' && '));
     } else if (group.test !== undefined) {
-      lines.push(`m = T[${tests.length | 0}](p);`);
+      matched = lazyMatch(`T[${tests.length | 0}](p)`);
       tests.push(group.test);
-      matched = 'm';
     }
+    if (matched !== 'true' && matched !== 'false') lines.push('m = 2;');
     for (const raw of group.slots) {
       const index = raw | 0;
       const def = plan.slots[index] as SlotDef;
@@ -115,10 +121,15 @@ function eventSource(plan: Plan, groups: readonly FilterGroup[], tests: unknown[
       }
       const call = `D[${index}].onEvent(s, ${matched})`;
       const body = touch === '' ? `${call};` : `if (${call}) ${touch}`;
-      lines.push(matched === 'true' || def.needsUnmatched ? body : `if (m) { ${body} }`);
+      lines.push(matched === 'true' || def.needsUnmatched ? body : `if (${matched}) { ${body} }`);
     }
   }
-  return `let m = true; ${lines.join('\n')}`;
+  return `let m = 2; ${lines.join('\n')}`;
+}
+
+/** The group's answer as an expression: `test` run the first time it is read in the group, its answer after. */
+function lazyMatch(test: string): string {
+  return `(m !== 2 ? m === 1 : (m = (${test}) ? 1 : 0) === 1)`;
 }
 
 function runSource(plan: Plan, list: Int32Array, method: 'onSessionStart' | 'onViewStart', constants: number[]): string {

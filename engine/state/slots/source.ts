@@ -39,8 +39,9 @@ export function zeroSource(view: View, at: number, width: number, changed: strin
 }
 
 /**
- * `inFixedWindow(during, s.time)` (window.ts) as a condition to append: '' for forms without a fixed window, else
- * ` && ...` with the bounds appended to `constants`.
+ * `inFixedWindow(during, s.time)` (window.ts) as a condition to put first: '' for forms without a fixed window, else
+ * `... && ` with the bounds appended to `constants`. First, so that an event outside the window does not run the
+ * group's `where` test (generated.ts reads the test's answer lazily).
  */
 function fixedWindowSource(during: During | undefined, constants: number[]): string {
   if (during === undefined) return '';
@@ -48,13 +49,13 @@ function fixedWindowSource(during: During | undefined, constants: number[]): str
   switch (during.kind) {
     case 'in_interval':
       constants.push(during.start, during.end);
-      return ` && s.time >= V[${at}] && s.time <= V[${(at + 1) | 0}]`;
+      return `s.time >= V[${at}] && s.time <= V[${(at + 1) | 0}] && `;
     case 'before':
       constants.push(during.time);
-      return ` && s.time < V[${at}]`;
+      return `s.time < V[${at}] && `;
     case 'after':
       constants.push(during.time);
-      return ` && s.time > V[${at}]`;
+      return `s.time > V[${at}] && `;
     default:
       return '';
   }
@@ -93,6 +94,6 @@ export function tallySource(
     case 'the_last':
       return undefined;
     default:
-      return `if ((${matched})${fixedWindowSource(during, constants)}) { ${addToSource(view, at, amount)} ${changed} }`;
+      return `if (${fixedWindowSource(during, constants)}(${matched})) { ${addToSource(view, at, amount)} ${changed} }`;
   }
 }
