@@ -31,8 +31,9 @@ export interface Snapshot<S = unknown> {
  * The writes of one event (server/store/README.md has the reasoning): the record once (`toRecordValue`: without
  * what its key and time give), under the per-user arrival index `e!` (replays after a snapshot's sequence,
  * retries); the time index `et!` (reads by time with ties, D29, D39) and the event id `ei!` (safe retries, D29),
- * except for an id minted with the event's own time, which a retry finds through the time index (event-id.ts). The transitions it caused go to the global transitions log
- * (server/ingest/tick/commit-log.ts); the partition's last sequence is written once per batch (`partitionSeqOps`).
+ * except for an id minted with the event's own time, which a retry finds through the time index (event-id.ts). The
+ * transitions it caused go to the global transitions log (server/ingest/tick/commit-log.ts); the partition's last
+ * sequence is written once per batch (`partitionSeqOps`).
  */
 export function eventOps(entry: EventEntry): BatchOp[] {
   const ops: BatchOp[] = [];
