@@ -60,7 +60,7 @@ function candidate(count: number, seq: number, history?: HistoryChunk): CatchUpC
 const seqOf = (event: RecordValue): number => Number(event.id.slice('e-'.length));
 
 async function replayed(store: Store, of: CatchUpCandidate): Promise<{ events: RecordValue[]; chunk: unknown }> {
-  const decision = (await planCatchUps(store, LIMITS, [of], () => PLAN)).get(of.key);
+  const decision = (await planCatchUps(store, LIMITS, [of], { planOf: () => PLAN })).get(of.key);
   if (decision?.kind !== 'inline') throw new Error(`expected an inline catch-up, got ${decision?.kind}`);
   const events = decision.catchup.events as HistoryChunk['events'];
   return { events: decodeValues<RecordValue>(events.bytes), chunk: events };

@@ -49,14 +49,17 @@ export async function planCatchUps(
   store: Store,
   limits: CatchUpLimits,
   candidates: readonly CatchUpCandidate[],
-  planOf: (org: string) => PlanInfo,
+  plans: { planOf(org: string): PlanInfo },
 ): Promise<Map<string, CatchUpDecision>> {
   const decisions = new Map<string, CatchUpDecision>();
-  const reads: Promise<void>[] = [];
+  // Module functions, not callbacks per candidate: closures made per call lose their optimized code at each
+  // collection (server/domain/events/fold.ts).
+  const readKeys: string[] = [];
+  const reads: Promise<CatchUpDecision>[] = [];
   let budget = limits.budget;
   let first = true;
   for (const candidate of candidates) {
-    const plan = planOf(candidate.org);
+    const plan = plans.planOf(candidate.org);
     const none = upToDate(plan, candidate.count, candidate.mark);
     if (none !== undefined) {
       decisions.set(candidate.key, none);
@@ -66,14 +69,8 @@ export async function planCatchUps(
     const mark = Math.max(candidate.mark, plan.version);
     const adopt = candidate.items.find((item): item is AdoptItem => item.kind === 'adopt' && item.version === plan.version);
     if (adopt !== undefined) {
-      reads.push(
-        readHistoryChunk(store, candidate.org, candidate.user, adopt.seq, limits.inline + 1, candidate.seq).then((tail) => {
-          decisions.set(
-            candidate.key,
-            tail.done ? { kind: 'inline', mark, stale, catchup: { source: adopt.source, events: tail.events, stale } } : { kind: 'park' },
-          );
-        }),
-      );
+      readKeys.push(candidate.key);
+      reads.push(adoptionDecision(store, candidate, adopt, limits.inline, mark, stale));
       continue;
     }
     if (candidate.count > limits.inline) {
@@ -86,14 +83,24 @@ export async function planCatchUps(
     }
     first = false;
     budget -= candidate.count;
-    reads.push(
-      historyOf(store, candidate).then((history) => {
-        decisions.set(candidate.key, { kind: 'inline', mark, stale, catchup: { source: null, events: history.events, stale } });
-      }),
-    );
+    readKeys.push(candidate.key);
+    reads.push(inlineDecision(store, candidate, mark, stale));
   }
-  await Promise.all(reads);
+  const read = await Promise.all(reads);
+  for (let i = 0; i < read.length; i++) decisions.set(readKeys[i] as string, read[i] as CatchUpDecision);
   return decisions;
+}
+
+/** A user adopting a state sent for `adopt`: caught up inline from its tail when the tail is within `inline`. */
+async function adoptionDecision(store: Store, candidate: CatchUpCandidate, adopt: AdoptItem, inline: number, mark: number, stale: readonly number[]): Promise<CatchUpDecision> {
+  const tail = await readHistoryChunk(store, candidate.org, candidate.user, adopt.seq, inline + 1, candidate.seq);
+  return tail.done ? { kind: 'inline', mark, stale, catchup: { source: adopt.source, events: tail.events, stale } } : { kind: 'park' };
+}
+
+/** A user caught up inline from its whole history. */
+async function inlineDecision(store: Store, candidate: CatchUpCandidate, mark: number, stale: readonly number[]): Promise<CatchUpDecision> {
+  const history = await historyOf(store, candidate);
+  return { kind: 'inline', mark, stale, catchup: { source: null, events: history.events, stale } };
 }
 
 /**

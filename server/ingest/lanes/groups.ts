@@ -15,7 +15,7 @@ export class GroupScheduler {
   /** Lanes due in the next group. */
   private kicked: Lane[] = [];
   /** The groups not committed (or failed) yet. */
-  private readonly groups = new Set<Promise<void>>();
+  private readonly groups = new Set<GroupRun>();
 
   constructor(
     private readonly env: TickEnv,
@@ -25,7 +25,7 @@ export class GroupScheduler {
 
   /** Resolves once every group started so far has committed or failed. */
   async settled(): Promise<void> {
-    await Promise.all([...this.groups]);
+    await Promise.all([...this.groups].map((run) => run.done));
   }
 
   /**
@@ -72,27 +72,40 @@ export class GroupScheduler {
     }
     if (runs.length === 0) return;
     this.building = true;
-    let released = false;
-    const release = (): void => {
-      if (released) return;
-      released = true;
-      this.building = false;
-      for (const { lane } of runs) lane.building -= 1;
-      for (const { lane } of runs) this.schedule(lane);
-      this.kick();
-    };
-    const group: Promise<void> = runTicks(this.env, runs, release)
-      .catch((error: unknown) => this.env.log(`ingest: tick failed unexpectedly: ${String(error)}`))
-      .finally(() => {
-        this.groups.delete(group);
-        for (const { lane, items } of runs) {
-          lane.inFlight -= 1;
-          for (const item of items) lane.busy.delete(userKey(orgOf(item), userOf(item)));
-        }
-        if (released) for (const { lane } of runs) this.schedule(lane);
-        else release();
-      });
+    const group = new GroupRun(this, runs);
     this.groups.add(group);
+    group.done = this.runGroup(group);
+  }
+
+  /**
+   * Runs the group to its commit or failure. An async method and a GroupRun, not callbacks made per group: V8 keeps a
+   * closure's optimized code only while a closure holding it lives, so closures made per group were compiled again
+   * after every collection (docs/performance.md).
+   */
+  private async runGroup(run: GroupRun): Promise<void> {
+    try {
+      await runTicks(this.env, run.runs, run);
+    } catch (error) {
+      this.env.log(`ingest: tick failed unexpectedly: ${String(error)}`);
+    } finally {
+      this.groups.delete(run);
+      for (const { lane, items } of run.runs) {
+        lane.inFlight -= 1;
+        for (const item of items) lane.busy.delete(userKey(orgOf(item), userOf(item)));
+      }
+      if (run.released) for (const { lane } of run.runs) this.schedule(lane);
+      else this.release(run);
+    }
+  }
+
+  /** The group has built its batch (or ended before): the next group may start building. */
+  release(run: GroupRun): void {
+    if (run.released) return;
+    run.released = true;
+    this.building = false;
+    for (const { lane } of run.runs) lane.building -= 1;
+    for (const { lane } of run.runs) this.schedule(lane);
+    this.kick();
   }
 
   /**
@@ -137,5 +150,22 @@ export class GroupScheduler {
     if (items.length === 0 && !flush) return undefined;
     for (const item of items) busy.add(userKey(orgOf(item), userOf(item)));
     return { lane, items };
+  }
+}
+
+/** One group's lanes and whether it has let the next group start (runTicks' listener). */
+class GroupRun {
+  released = false;
+  /** Settles once the group has committed or failed. */
+  done: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly scheduler: GroupScheduler,
+    readonly runs: readonly TickRun[],
+  ) {}
+
+  /** runTicks: the group's batch is built. */
+  built(): void {
+    this.scheduler.release(this);
   }
 }

@@ -6,7 +6,7 @@
 // answer the requests.
 
 import type { EngineEvent, SegmentContext } from '../../../engine/api.js';
-import type { Store } from '../../store/contract.js';
+import type { BatchOp, Store } from '../../store/contract.js';
 import { ServiceError } from '../../errors.js';
 import type { StoredEvent } from '../../domain/events/index.js';
 import { planCatchUps, handBack, upToDate, type CatchUpCandidate, type CatchUpDecision, type CatchUpLimits } from '../../backfill/catchup.js';
@@ -14,7 +14,7 @@ import { EMPTY_CONTEXT_DATA, captureContext, hasProbes, type ContextData } from 
 import type { Executor } from '../worker/executor.js';
 import { orgOf, userOf, type Lane, type LaneItem } from '../lanes/lane.js';
 import type { PlanInfo } from '../plan-info.js';
-import { AudienceSizes, type SizeDeltas } from './sizes.js';
+import { AudienceSizes, type PendingCounts, type SizeDeltas } from './sizes.js';
 import { StateCache, userKey, type CachedUser } from '../state/cache.js';
 import type { ResidentAsks } from '../state/residents.js';
 import type { RecentIds } from './recent-ids.js';
@@ -26,7 +26,7 @@ import { carriedSnapshotOps, carriedSnapshots, forgetCarried, loadStates, snapsh
 import { unstorable } from './isolate.js';
 import { CommitLog, type Committed, type Cursors, type GroupPhases } from './commit-log.js';
 import type { ReactionLookup } from '../../domain/reactions/contract.js';
-import type { GroupWriter } from './writer.js';
+import type { GroupWrite, GroupWriter } from './writer.js';
 import type { EventFolder } from '../fold.js';
 
 export { FreshEvent } from './retries.js';
@@ -124,15 +124,16 @@ interface LaneTick {
 /**
  * Runs the ticks of several lanes as ONE group: one idempotency lookup, one executor task and one store batch (each
  * lane's part keeps its own sequences, order and counters; groups that waited behind the same write share it,
- * writer.ts). Once its writes are built, `built()` is called: the lanes may build their next group while this one is
- * written. Groups are written in the order they were built, size counters are computed just before the write from
- * the committed counts, and requests are answered after their own batch is written. Never throws: a failure rejects
- * every item of the group (500, code 5000), drops their cached states and the snapshots the batch held; nothing of
- * the group was written.
+ * writer.ts). Once its writes are built, `listener.built()` is called: the lanes may build their next group while
+ * this one is written. Groups are written in the order they were built, size counters are computed just before the
+ * write from the committed counts, and requests are answered after their own batch is written. Never throws: a
+ * failure rejects every item of the group (500, code 5000), drops their cached states and the snapshots the batch
+ * held; nothing of the group was written.
  */
-export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: () => void = () => undefined): Promise<void> {
+export async function runTicks(env: TickEnv, runs: readonly TickRun[], listener?: { built(): void }): Promise<void> {
   const started = performance.now();
-  const ticks: LaneTick[] = runs.map(({ lane, items }) => ({ lane, items, users: new Map(), stepOf: new Map(), active: items }));
+  const ticks: LaneTick[] = [];
+  for (const { lane, items } of runs) ticks.push({ lane, items, users: new Map(), stepOf: new Map(), active: items });
   const allocated: { lane: Lane; from: number; to: number }[] = [];
   const carried: CarriedAsks[] = [];
   let log: { commitLog: CommitLog; taken: Cursors } | undefined;
@@ -178,45 +179,21 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
     const computeEnded = performance.now();
     // Sequences and cursors are taken now (this group's batch is written after every batch built before it).
     const commitLog = new CommitLog(env.cursors, env.reactions, now);
-    const parts = ticks.map((tick) => {
+    const parts: LanePart[] = [];
+    for (const tick of ticks) {
       const from = tick.lane.lastSeq;
       const part = buildOps(env, tick.lane, tick.active, tick.stepOf, tick.users, plans, commitLog);
       tick.lane.lastSeq = part.seq;
       allocated.push({ lane: tick.lane, from, to: part.seq });
-      return part;
-    });
+      parts.push(part);
+    }
     log = { commitLog, taken: commitLog.taken() };
     // Handed to the writer now, in build order: written after every group built before it, maybe in one batch with
     // the groups built while an earlier batch was written (writer.ts).
     const handed = performance.now();
-    const written = env.writer.write({
-      ops: (pending) => {
-        // Snapshots the owners encoded for asks (older than anything of this group: written first, a newer one wins).
-        const ops = carriedSnapshotOps(carried);
-        for (const part of parts) for (const op of part.ops) ops.push(op);
-        for (const op of commitLog.ops) ops.push(op);
-        for (const op of commitLog.finish()) ops.push(op);
-        // D19: counters counted on from the committed counts and those of the groups before it in the same batch
-        // (written once for the whole batch by the writer, sizes.ts).
-        ticks.forEach((tick, i) => env.sizes.count(tick.lane.partition, (parts[i] as (typeof parts)[number]).deltas, pending));
-        return ops;
-      },
-      commit: () => {
-        ticks.forEach((tick, i) => commit(env, tick, (parts[i] as (typeof parts)[number]).deltas));
-        for (const tick of ticks) askEvictedOwn(env, tick);
-        try {
-          const events = allocated.reduce((sum, { from, to }) => sum + (to - from), 0);
-          let snapshots = carriedSnapshots(carried);
-          for (const tick of ticks) for (const work of tick.users.values()) if (work.snapshotted) snapshots++;
-          const end = performance.now();
-          const phases: GroupPhases = { reads: computeStarted - started, compute: computeEnded - computeStarted, build: handed - computeEnded, write: end - handed };
-          env.committed(commitLog.committed(events, end - started, snapshots, phases));
-        } catch (error) {
-          env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
-        }
-      },
-    });
-    built();
+    const phases: GroupPhases = { reads: computeStarted - started, compute: computeEnded - computeStarted, build: handed - computeEnded, write: 0 };
+    const written = env.writer.write(new TicksWrite(env, ticks, parts, carried, commitLog, allocated, started, handed, phases));
+    listener?.built();
     await written;
   } catch (error) {
     const count = ticks.reduce((sum, tick) => sum + tick.items.length, 0);
@@ -256,7 +233,58 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], built: ()
   }
 }
 
-/** A lane's part of a committed batch: counters before answers (D19), then the cache. */
+type LanePart = ReturnType<typeof buildOps>;
+
+/**
+ * A group's writes and commit, as the writer takes them (writer.ts). A class, not two closures per group: V8 keeps a
+ * closure's optimized code only while a closure holding it lives, so closures made per group were compiled again
+ * after every collection (catchUpThenLeave).
+ */
+class TicksWrite implements GroupWrite {
+  constructor(
+    private readonly env: TickEnv,
+    private readonly ticks: readonly LaneTick[],
+    private readonly parts: readonly LanePart[],
+    private readonly carried: readonly CarriedAsks[],
+    private readonly commitLog: CommitLog,
+    private readonly allocated: readonly { readonly from: number; readonly to: number }[],
+    private readonly started: number,
+    private readonly handed: number,
+    /** Its phases up to the hand-off; `write` is set at the commit. */
+    private readonly phases: GroupPhases,
+  ) {}
+
+  ops(pending: PendingCounts): BatchOp[] {
+    const { env, ticks, parts, commitLog } = this;
+    // Snapshots the owners encoded for asks (older than anything of this group: written first, a newer one wins).
+    const ops = carriedSnapshotOps(this.carried);
+    for (const part of parts) for (const op of part.ops) ops.push(op);
+    for (const op of commitLog.ops) ops.push(op);
+    for (const op of commitLog.finish()) ops.push(op);
+    // D19: counters counted on from the committed counts and those of the groups before it in the same batch
+    // (written once for the whole batch by the writer, sizes.ts).
+    for (let i = 0; i < ticks.length; i++) env.sizes.count((ticks[i] as LaneTick).lane.partition, (parts[i] as LanePart).deltas, pending);
+    return ops;
+  }
+
+  commit(): void {
+    const { env, ticks, parts } = this;
+    for (let i = 0; i < ticks.length; i++) commit(env, ticks[i] as LaneTick, (parts[i] as LanePart).deltas);
+    for (const tick of ticks) askEvictedOwn(env, tick);
+    try {
+      let events = 0;
+      for (const { from, to } of this.allocated) events += to - from;
+      let snapshots = carriedSnapshots(this.carried);
+      for (const tick of ticks) for (const work of tick.users.values()) if (work.snapshotted) snapshots++;
+      const end = performance.now();
+      const phases: GroupPhases = { ...this.phases, write: end - this.handed };
+      env.committed(this.commitLog.committed(events, end - this.started, snapshots, phases));
+    } catch (error) {
+      env.log(`ingest: a listener of committed batches failed: ${describe(error)}`);
+    }
+  }
+}
+
 /**
  * Users of a committed group evicted by the group's own cache sets (a cache smaller than a group) were skipped as in
  * flight (pipeline.ts `evicted`): they are committed now, so their owner snapshots them (if dirty) and forgets them,
@@ -272,6 +300,7 @@ function askEvictedOwn(env: TickEnv, tick: LaneTick): void {
   }
 }
 
+/** A lane's part of a committed batch: counters before answers (D19), then the cache. */
 function commit(env: TickEnv, tick: LaneTick, deltas: SizeDeltas): void {
   const { lane, users } = tick;
   env.sizes.apply(lane.partition, deltas);
@@ -309,14 +338,29 @@ function decideCatchUps(env: TickEnv, lane: Lane, users: Map<string, UserWork>, 
       org: work.org,
       user: work.user,
       key: work.key,
-      items: work.steps.map((step) => step.item),
+      items: itemsOf(work),
       count: work.base.count,
       mark: work.base.mark,
       seq: work.base.seq,
     });
   }
   if (candidates === undefined) return items;
-  return planCatchUps(env.store, env.catchUp, candidates, (org) => env.planOf(org)).then((decisions) => leaveTick(env, lane, users, items, decisions));
+  return catchUpThenLeave(env, lane, users, items, candidates);
+}
+
+/**
+ * decideCatchUps' reads. Module functions rather than callbacks made per call, here and in runTicks: V8 keeps a
+ * closure's optimized code only while a closure holding it lives, so those made per group were compiled again after
+ * every collection (docs/performance.md).
+ */
+async function catchUpThenLeave(env: TickEnv, lane: Lane, users: Map<string, UserWork>, items: readonly LaneItem[], candidates: readonly CatchUpCandidate[]): Promise<readonly LaneItem[]> {
+  return leaveTick(env, lane, users, items, await planCatchUps(env.store, env.catchUp, candidates, env));
+}
+
+function itemsOf(work: UserWork): LaneItem[] {
+  const items: LaneItem[] = [];
+  for (const step of work.steps) items.push(step.item);
+  return items;
 }
 
 /** Applies the planned catch-ups: deferred users go back to their lane, parked ones wait off it. */

@@ -201,29 +201,55 @@ export class PlanCache {
   }
 }
 
+/**
+ * Runs a task on its owner. Loops and module functions rather than callbacks: closures made per task lose their
+ * optimized code at each collection (V8 keeps it only while a closure holding it lives; docs/performance.md).
+ */
 export function runWork(task: WorkTask, cache: PlanCache, residents: Residents): WorkReply {
   const missing = new Set<string>();
-  const planOf = (group: ReplayGroup | WorkGroup): Plan | undefined => {
-    const plan =
-      cache.get(group.org, group.version) ??
-      (group.cohorts !== undefined ? cache.compile(group.org, group.version, group.cohorts, group.inactive) : undefined);
-    if (plan === undefined) missing.add(group.org);
-    return plan;
-  };
-  const plans = task.groups.map(planOf);
-  const replayPlans = (task.replays ?? []).map(planOf);
+  const plans: (Plan | undefined)[] = [];
+  for (const group of task.groups) plans.push(planOfGroup(group, cache, missing));
+  const replayPlans: (Plan | undefined)[] = [];
+  for (const group of task.replays ?? []) replayPlans.push(planOfGroup(group, cache, missing));
   if (missing.size > 0) return { needPlan: true, orgs: [...missing] };
-  const lost = task.groups.flatMap((group) => group.users.filter((user) => user.resident && !residents.has(user.key)).map((user) => user.key));
+  const lost: string[] = [];
+  for (const group of task.groups) for (const user of group.users) if (user.resident && !residents.has(user.key)) lost.push(user.key);
   if (lost.length > 0) return { lost };
   for (const key of task.drops ?? []) residents.delete(key);
-  const snapshots = task.snapshots?.map((ask) => {
-    const bytes = residents.encode(ask.key);
-    if (ask.drop) residents.delete(ask.key);
-    return bytes ?? null;
-  });
-  const groups = task.groups.map((group, g) => group.users.map((user) => runUser(plans[g] as Plan, user, residents, cache)));
-  const replays = task.replays?.map((group, g) => group.items.map((item) => runReplay(replayPlans[g] as Plan, item)));
+  let snapshots: (Uint8Array | null)[] | undefined;
+  if (task.snapshots !== undefined) {
+    snapshots = [];
+    for (const ask of task.snapshots) {
+      const bytes = residents.encode(ask.key);
+      if (ask.drop) residents.delete(ask.key);
+      snapshots.push(bytes ?? null);
+    }
+  }
+  const groups: UserResult[][] = [];
+  for (let g = 0; g < task.groups.length; g++) {
+    const results: UserResult[] = [];
+    for (const user of (task.groups[g] as WorkGroup).users) results.push(runUser(plans[g] as Plan, user, residents, cache));
+    groups.push(results);
+  }
+  let replays: ReplayResult[][] | undefined;
+  if (task.replays !== undefined) {
+    replays = [];
+    for (let g = 0; g < task.replays.length; g++) {
+      const results: ReplayResult[] = [];
+      for (const item of (task.replays[g] as ReplayGroup).items) results.push(runReplay(replayPlans[g] as Plan, item));
+      replays.push(results);
+    }
+  }
   return { groups, ...(replays === undefined ? {} : { replays }), ...(snapshots === undefined ? {} : { snapshots }) };
+}
+
+/** The group's plan from the cache, compiled when the group carries its cohorts; undefined (and noted) when neither. */
+function planOfGroup(group: ReplayGroup | WorkGroup, cache: PlanCache, missing: Set<string>): Plan | undefined {
+  const plan =
+    cache.get(group.org, group.version) ??
+    (group.cohorts !== undefined ? cache.compile(group.org, group.version, group.cohorts, group.inactive) : undefined);
+  if (plan === undefined) missing.add(group.org);
+  return plan;
 }
 
 function runReplay(plan: Plan, item: ReplayItem): ReplayResult {
