@@ -168,7 +168,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], listener?
       const probes = (plans.get(work.org) as PlanInfo).probes;
       if (!hasProbes(probes)) continue;
       const context = env.contextOf(work.org, work.user);
-      if (context instanceof Promise) contextReads.push(context.then((read) => void (work.ctx = captureContext(read, probes))));
+      if (context instanceof Promise) contextReads.push(captureWhenRead(work, context, probes));
       else work.ctx = captureContext(context, probes);
     }
     if (contextReads.length > 0) await Promise.all(contextReads);
@@ -231,6 +231,11 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], listener?
       handBack(tick.lane, tick.active.filter((item) => !bad.has(item)));
     }
   }
+}
+
+/** A user's imported data captured once read (runTicks; a module function, not a callback per user: TicksWrite). */
+async function captureWhenRead(work: UserWork, read: Promise<SegmentContext>, probes: PlanInfo['probes']): Promise<void> {
+  work.ctx = captureContext(await read, probes);
 }
 
 type LanePart = ReturnType<typeof buildOps>;
