@@ -53,7 +53,7 @@ export async function planCatchUps(
 ): Promise<Map<string, CatchUpDecision>> {
   const decisions = new Map<string, CatchUpDecision>();
   // Module functions, not callbacks per candidate: closures made per call lose their optimized code at each
-  // collection (server/domain/events/fold.ts).
+  // collection (docs/performance.md).
   const readKeys: string[] = [];
   const reads: Promise<CatchUpDecision>[] = [];
   let budget = limits.budget;

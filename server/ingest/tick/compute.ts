@@ -99,7 +99,7 @@ async function runOwner(env: TickEnv, owner: number, byOrg: Map<string, UserWork
       throw new Error(`the partition owner ${owner} lost ${reply.lost.length} resident state(s) (its thread was replaced)`);
     }
     carry.bytes = reply.snapshots ?? [];
-    // Loops, not callbacks: closures made per reply lose their optimized code at each collection (fold.ts).
+    // Loops, not callbacks: closures made per reply lose their optimized code at each collection (docs/performance.md).
     for (let g = 0; g < orgs.length; g++) {
       const results = reply.groups[g] ?? [];
       const works = byOrg.get(orgs[g] as string) as UserWork[];

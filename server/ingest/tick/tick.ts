@@ -233,7 +233,7 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], listener?
   }
 }
 
-/** A user's imported data captured once read (runTicks; a module function, not a callback per user: TicksWrite). */
+/** A user's imported data captured once read (runTicks): a function, not a callback per user (docs/performance.md). */
 async function captureWhenRead(work: UserWork, read: Promise<SegmentContext>, probes: PlanInfo['probes']): Promise<void> {
   work.ctx = captureContext(await read, probes);
 }
@@ -243,7 +243,7 @@ type LanePart = ReturnType<typeof buildOps>;
 /**
  * A group's writes and commit, as the writer takes them (writer.ts). A class, not two closures per group: V8 keeps a
  * closure's optimized code only while a closure holding it lives, so closures made per group were compiled again
- * after every collection (catchUpThenLeave).
+ * after every collection (docs/performance.md).
  */
 class TicksWrite implements GroupWrite {
   constructor(
