@@ -9,16 +9,12 @@
 // (default 3); every other argument goes to bench/backfill.js unchanged. Prints one line per run (both sweeps' rates
 // and the main thread's and the owners' CPU), then per variant the medians and, against the first, the rounds won.
 
-import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { promisify } from 'node:util';
 import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
 import { compareVariants, median } from './stats.js';
 import { parseAbArgs, runRounds } from './variants.js';
-import type { BackfillBenchResult, SweepFigures } from './backfill.js';
-
-const run = promisify(execFile);
+import { runBackfillProcess, type SweepFigures } from './backfill.js';
 
 export interface BackfillVariant {
   readonly name: string;
@@ -62,12 +58,7 @@ export function summarise(variants: readonly BackfillVariant[], runs: readonly B
 }
 
 async function runOnce(variant: BackfillVariant, round: number, settings: readonly string[]): Promise<BackfillAbRun> {
-  const script = resolve(variant.dist, 'bench', 'backfill.js');
-  const { stdout } = await run(process.execPath, [...SERVE_NODE_OPTIONS, script, ...settings], {
-    env: { ...process.env, ...variant.env },
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const result = JSON.parse(stdout) as BackfillBenchResult;
+  const result = await runBackfillProcess(settings, resolve(variant.dist, 'bench', 'backfill.js'), variant.env);
   const first: SweepFigures = {
     sweepSeconds: result.sweepSeconds,
     replayedEventsPerSecond: result.replayedEventsPerSecond,

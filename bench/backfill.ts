@@ -1,17 +1,22 @@
 // Benchmark of the D19 backfill: events replayed per second when a cohort is created over an organization with at
 // least 1,000,000 stored events (seeded through the ingest pipeline with a fixed seed, LevelDB in a temp directory,
 // one event per append as the track route appends, folded into blocks behind the writes as a server folds them),
-// timed from the create to the end of the sweep; then a second cohort of the same shape is created and its sweep
-// timed as well (a later sweep: V8 has compiled the sweep's code by then, which the first sweep of a process pays
-// for as it runs). Seeded, fixed settings; JSON to stdout.
-// Run: npm run build && node dist/bench/backfill.js [--users N] [--eventsPerUser N] [--eventsPerAppend N]
-// [--foldEvery N] [--threads N] [--seed N] (the defaults are `npm run bench`'s)
+// timed from the create to the end of the sweep; then three more cohorts of the same shape are created, one after
+// another, and their sweeps timed as well (later sweeps: V8 has compiled the sweep's code by then, which the first
+// sweep of a process pays for as it runs; the median is reported). Seeded, fixed settings; JSON to stdout.
+// `npm run bench` runs it in a process of its own with serve's Node options (runBackfillProcess), as a server runs
+// its sweeps. Run: npm run build && node --max-semi-space-size=32 dist/bench/backfill.js [--users N]
+// [--eventsPerUser N] [--eventsPerAppend N] [--foldEvery N] [--threads N] [--seed N] (the defaults are `npm run
+// bench`'s)
 
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
 import { compilePlan, newUserState, segment, validateQuery } from '../engine/index.js';
 import { listUsers } from '../server/backfill/users.js';
 import { unpackEngineEvents } from '../server/domain/events/index.js';
@@ -39,8 +44,11 @@ export interface BackfillBenchOptions {
   readonly existing: unknown;
   /** The query of the cohort created over the stored history. */
   readonly query: unknown;
-  /** The query of the cohort created after that one's sweep (the later sweep): the same shape, other constants. */
-  readonly laterQuery: unknown;
+  /**
+   * The queries of the cohorts created one after another once that one is swept (the later sweeps): the same shape,
+   * other constants; each adds as many slots as the one before (its Pageview count is the first query's slot).
+   */
+  readonly laterQueries: readonly unknown[];
 }
 
 export const DEFAULT_BACKFILL_BENCH: BackfillBenchOptions = {
@@ -57,12 +65,16 @@ export const DEFAULT_BACKFILL_BENCH: BackfillBenchOptions = {
       { or: [{ event: 'Purchase', during: { the_last: { value: 7, unit: 'days' } } }, { event: 'Click', where: { property: 'properties.kind', condition: { equal_to: 'buy' } } }] },
     ],
   },
-  laterQuery: {
+  laterQueries: [
+    { equal_to: 'look' },
+    { not_equal_to: 'buy' },
+    { not_equal_to: 'look' },
+  ].map((condition, i) => ({
     and: [
-      { event: 'Pageview', frequency: { greater_than_or_equal_to: 100 } },
-      { or: [{ event: 'Purchase', during: { the_last: { value: 14, unit: 'days' } } }, { event: 'Click', where: { property: 'properties.kind', condition: { equal_to: 'look' } } }] },
+      { event: 'Pageview', frequency: { greater_than_or_equal_to: 100 + 10 * i } },
+      { or: [{ event: 'Purchase', during: { the_last: { value: 14 + 7 * i, unit: 'days' } } }, { event: 'Click', where: { property: 'properties.kind', condition } }] },
     ],
-  },
+  })),
 };
 
 export interface BackfillBenchResult {
@@ -89,10 +101,14 @@ export interface BackfillBenchResult {
   readonly sweepOwnerThreadsCpuSeconds: number;
   readonly sweepAllThreadsCpuSeconds: number;
   /**
-   * The same for the later sweep (a second new cohort, `laterQuery`, over the same history, once the first sweep is
-   * done): what a sweep costs once V8 has compiled its code (the first sweep of a process compiles it as it runs).
+   * The same for the later sweeps (new cohorts of `laterQueries`, one after another over the same history, once the
+   * first sweep is done): what a sweep costs once V8 has compiled its code (the first sweep of a process compiles it
+   * as it runs). `laterSweep` is the one of median rate; `laterSweepRates` all of them, in order.
    */
   readonly laterSweep: SweepFigures;
+  readonly laterSweepRates: readonly number[];
+  /** The Node options this process ran with (`npm run bench` gives serve's: runBackfillProcess). */
+  readonly nodeOptions: readonly string[];
   /** The sweep's parts alone, one after another, on the same stored events (the sweep overlaps them): SweepParts. */
   readonly parts: SweepParts;
   readonly loadAverage: readonly number[];
@@ -217,7 +233,11 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
       };
     };
     const first = await sweep(settings.query);
-    const laterSweep = await sweep(settings.laterQuery);
+    const later: SweepFigures[] = [];
+    for (const query of settings.laterQueries) later.push(await sweep(query));
+    const byRate = [...later].sort((a, b) => a.replayedEventsPerSecond - b.replayedEventsPerSecond);
+    const laterSweep = byRate[(byRate.length - 1) >> 1];
+    if (laterSweep === undefined) throw new Error('the backfill bench needs at least one later query');
     const { parts, storedValues } = await measureParts(store, org.organization_id, settings.query);
     return {
       settings,
@@ -236,6 +256,8 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
       sweepOwnerThreadsCpuSeconds: first.sweepOwnerThreadsCpuSeconds,
       sweepAllThreadsCpuSeconds: first.sweepAllThreadsCpuSeconds,
       laterSweep,
+      laterSweepRates: later.map((figures) => figures.replayedEventsPerSecond),
+      nodeOptions: process.execArgv,
       parts,
       loadAverage: loadavg().map(round),
     };
@@ -344,6 +366,23 @@ export function parseBackfillArgs(argv: readonly string[]): Partial<BackfillBenc
     out[known] = value;
   }
   return out;
+}
+
+/** The numeric `overrides` as this script's arguments (what parseBackfillArgs reads). */
+export function backfillArgs(overrides: Partial<BackfillBenchOptions>): string[] {
+  return Object.entries(overrides).flatMap(([name, value]) => (typeof value === 'number' ? [`--${name}`, String(value)] : []));
+}
+
+const execFileAsync = promisify(execFile);
+
+/**
+ * Runs a build's bench/backfill.js (`script`; this one by default) in a process of its own with serve's Node options,
+ * as a server runs its sweeps, with `args` (parseBackfillArgs's) and `env` added to this process's environment; its
+ * JSON result. Its stderr (the services' log) is kept and shown when it fails.
+ */
+export async function runBackfillProcess(args: readonly string[], script = fileURLToPath(import.meta.url), env: Readonly<Record<string, string>> = {}): Promise<BackfillBenchResult> {
+  const { stdout } = await execFileAsync(process.execPath, [...SERVE_NODE_OPTIONS, script, ...args], { env: { ...process.env, ...env }, maxBuffer: 64 * 1024 * 1024 });
+  return JSON.parse(stdout) as BackfillBenchResult;
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -112,7 +112,7 @@ export function renderResults(r: BenchResults): string {
   else row('Backfill events/s', '≥ 1,000,000', r.backfill?.ok ? 'its result has no replayedEventsPerSecond' : missing(r.backfill), undefined);
   const later = r.backfill?.ok ? laterSweepOf(r.backfill.value) : undefined;
   if (later !== undefined) {
-    row("Backfill: a later sweep (a second new cohort once the first is swept; the sweep's code compiled), events replayed/s", '≥ 1,000,000', int(later.replayedEventsPerSecond), later.replayedEventsPerSecond >= 1_000_000);
+    row("Backfill: a later sweep (the median of the new cohorts created once the first is swept; the sweep's code compiled), events replayed/s", '≥ 1,000,000', int(later.replayedEventsPerSecond), later.replayedEventsPerSecond >= 1_000_000);
   }
   const hot = r.memory?.ok ? r.memory.value.points.find((point) => point.users === 100_000) : undefined;
   if (hot !== undefined) row('Resident memory per hot user (RSS at 100,000 users), 100 cohorts', '≤ 4,000 B', int(hot.bytesPerUser), hot.bytesPerUser <= 4000);
@@ -302,7 +302,8 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
   const figures = Object.entries(o.value).filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k} ${Number.isInteger(v) ? int(v as number) : (v as number).toFixed(2)}`);
   const settings = o.value['settings'] as Record<string, unknown> | undefined;
   const shape = settings === undefined ? '' : ` Settings: ${Object.entries(settings).filter(([, v]) => typeof v === 'number').map(([k, v]) => `${k} ${int(v as number)}`).join(', ')}.`;
-  out.push(`Measured ${o.at} (a new cohort over stored history, swept by the pipeline; its own README section explains).${shape} Figures: ${figures.join(', ')}.`, '');
+  const options = Array.isArray(o.value['nodeOptions']) ? ` Node options: ${(o.value['nodeOptions'] as string[]).join(' ') || 'none'}.` : '';
+  out.push(`Measured ${o.at} (a new cohort over stored history, swept by the pipeline; its own README section explains).${shape}${options} Figures: ${figures.join(', ')}.`, '');
   const cpu = o.value['sweepAllThreadsCpuSeconds'];
   const events = o.value['storedEvents'];
   if (typeof cpu === 'number' && typeof events === 'number' && cpu > 0) {
@@ -316,8 +317,13 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
     const c = (name: string): string => Number(later[name]).toFixed(2);
     const rest = (f: Record<string, unknown>): number => Number(f['sweepAllThreadsCpuSeconds']) - Number(f['sweepMainThreadCpuSeconds']) - Number(f['sweepOwnerThreadsCpuSeconds']);
     const more = typeof cpu === 'number' ? cpu - Number(later['sweepAllThreadsCpuSeconds']) : Number.NaN;
+    const rates = Array.isArray(o.value['laterSweepRates']) ? (o.value['laterSweepRates'] as number[]) : [];
+    const which =
+      rates.length > 1
+        ? `Later sweeps (${rates.length} more new cohorts of the same shape, created one after another once the first is swept, over the same history: ${rates.map(int).join(', ')} events/s), the one of median rate`
+        : 'A later sweep (a second new cohort of the same shape, created once the first is swept, over the same history)';
     out.push(
-      `A later sweep (a second new cohort of the same shape, created once the first is swept, over the same history): ${c('sweepSeconds')} s, ${int(later.replayedEventsPerSecond)} events/s, audience ${int(Number(later['audienceSize']))}; ${c('sweepAllThreadsCpuSeconds')} CPU-seconds over all threads (main thread ${c('sweepMainThreadCpuSeconds')}, the partition owners ${c('sweepOwnerThreadsCpuSeconds')}, the rest ${rest(later).toFixed(2)}).${more > 0 ? ` The first sweep cost ${more.toFixed(2)} CPU-seconds more, ${(rest(o.value) - rest(later)).toFixed(2)} of them in the rest, where V8's optimizing compiler runs (a perf record of a first sweep found it compiling the sweep's code: docs/performance.md, Backfill).` : ' In this run it was not cheaper than the first.'}`,
+      `${which}: ${c('sweepSeconds')} s, ${int(later.replayedEventsPerSecond)} events/s, audience ${int(Number(later['audienceSize']))}; ${c('sweepAllThreadsCpuSeconds')} CPU-seconds over all threads (main thread ${c('sweepMainThreadCpuSeconds')}, the partition owners ${c('sweepOwnerThreadsCpuSeconds')}, the rest ${rest(later).toFixed(2)}).${more > 0 ? ` The first sweep cost ${more.toFixed(2)} CPU-seconds more, ${(rest(o.value) - rest(later)).toFixed(2)} of them in the rest, where V8's optimizing compiler runs (a perf record of a first sweep found it compiling the sweep's code: docs/performance.md, Backfill).` : ' In this run it was not cheaper than the first.'}`,
       '',
     );
   }

@@ -5,6 +5,7 @@ import { cpus, loadavg, release, totalmem, type } from 'node:os';
 import { readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { backfillArgs, runBackfillProcess, type BackfillBenchOptions } from './backfill.js';
 import { runEngineBench, type EngineBenchOptions } from './engine.js';
 import { runHttpBenches, type HttpBenchOptions } from './http.js';
 import type { LoadSettings } from './load.js';
@@ -33,8 +34,8 @@ interface Settings {
   readonly memoryEncoded: MemoryBenchOptions;
   /** The same with as many appends in flight as the HTTP benchmarks' connections. */
   readonly memoryFewInFlight: MemoryBenchOptions;
-  /** Passed to bench/backfill.ts's runBackfillBench (its defaults in a full run). */
-  readonly backfill: object;
+  /** bench/backfill.ts's settings (its defaults in a full run), run in a process of its own (runBackfillProcess). */
+  readonly backfill: Partial<BackfillBenchOptions>;
   /** Users of the reactions benchmark's delivery part. */
   readonly reactionUsers: number;
   readonly dashboard: DashboardBenchOptions;
@@ -120,17 +121,9 @@ async function attempt<T>(name: string, run: () => Promise<T> | T): Promise<Outc
   }
 }
 
-/** bench/backfill.ts is another engineer's; until it is built, the row says so (never a made-up number). */
-async function runBackfill(options: object): Promise<Record<string, unknown>> {
-  const specifier = './backfill.js';
-  let module: { runBackfillBench?: (options?: object) => unknown };
-  try {
-    module = (await import(specifier)) as typeof module;
-  } catch {
-    throw new Error('not yet available (bench/backfill.ts is not built)');
-  }
-  if (typeof module.runBackfillBench !== 'function') throw new Error('not yet available (bench/backfill.ts exports no runBackfillBench)');
-  return (await module.runBackfillBench(options)) as Record<string, unknown>;
+/** bench/backfill.ts in a process of its own; its result as the report reads results of any date (a record). */
+async function runBackfill(settings: Partial<BackfillBenchOptions>): Promise<Record<string, unknown>> {
+  return { ...(await runBackfillProcess(backfillArgs(settings))) };
 }
 
 export async function main(argv: readonly string[]): Promise<void> {

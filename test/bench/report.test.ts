@@ -61,6 +61,20 @@ describe('bench report', () => {
     expect(text).not.toContain('How the history is stored');
   });
 
+  it('reports the later sweeps by the one of median rate, with every rate, and the Node options of the run', () => {
+    const later = { sweepSeconds: 1.02, replayedEventsPerSecond: 980_392, audienceSize: 4992, sweepMainThreadCpuSeconds: 0.6, sweepOwnerThreadsCpuSeconds: 0.5, sweepAllThreadsCpuSeconds: 1.5 };
+    const value = { storedEvents: 1_000_000, sweepSeconds: 1.4, replayedEventsPerSecond: 714_286, sweepMainThreadCpuSeconds: 0.9, sweepOwnerThreadsCpuSeconds: 0.7, sweepAllThreadsCpuSeconds: 2.3, laterSweep: later, laterSweepRates: [1_050_000, 980_392, 900_000], nodeOptions: ['--max-semi-space-size=32'] };
+    const text = renderResults({ ...base, backfill: { ok: true, at: 'now', value } });
+    expect(text).toContain('Node options: --max-semi-space-size=32.');
+    expect(text).toContain('Later sweeps (3 more new cohorts of the same shape, created one after another once the first is swept, over the same history: 1,050,000, 980,392, 900,000 events/s), the one of median rate: 1.02 s, 980,392 events/s, audience 4,992; 1.50 CPU-seconds');
+    expect(text).toMatch(/\| Backfill: a later sweep \(the median of the new cohorts created once the first is swept; the sweep's code compiled\), events replayed\/s \| ≥ 1,000,000 \| 980,392 \| \*\*missed\*\* \|/);
+    // A result of an older run: one later sweep, no Node options.
+    const { laterSweepRates: _rates, nodeOptions: _options, ...older } = value;
+    const old = renderResults({ ...base, backfill: { ok: true, at: 'now', value: older } });
+    expect(old).toContain('A later sweep (a second new cohort of the same shape, created once the first is swept, over the same history): 1.02 s');
+    expect(old).not.toContain('Node options');
+  });
+
   it('says how the history was stored: appended one event per call and folded, or in calls of several', () => {
     const parts = { listSeconds: 0.34, perUserReadSeconds: 0.55, perUserReadMainThreadCpuSeconds: 0.39, bulkReadSeconds: 0.36, bulkReadMainThreadCpuSeconds: 0.2, decodeSeconds: 0.39, replaySeconds: 0.11 };
     const folded = { storedEvents: 1_000_000, storedValues: 70_000, eventsFolded: 960_000, foldTailSeconds: 0.02, sweepSeconds: 2.93, replayedEventsPerSecond: 341_404, parts, settings: { users: 5000, eventsPerAppend: 1, foldEvery: 32 } };
