@@ -1,9 +1,10 @@
 // Benchmark of the D19 backfill: events replayed per second when a cohort is created over an organization with at
 // least 1,000,000 stored events (seeded through the ingest pipeline with a fixed seed, LevelDB in a temp directory,
 // one event per append as the track route appends, folded into blocks behind the writes as a server folds them),
-// timed from the create to the end of the sweep; then three more cohorts of the same shape are created, one after
-// another, and their sweeps timed as well (later sweeps: V8 has compiled the sweep's code by then, which the first
-// sweep of a process pays for as it runs; the median is reported). Seeded, fixed settings; JSON to stdout.
+// timed from the create to the end of the sweep; then three more cohorts are created, one after another, each adding
+// slots of the same kinds over the same events as the first one's (every stored event is replayed again), and their
+// sweeps timed as well (later sweeps: V8 has compiled the sweep's code by then, which the first sweep of a process
+// pays for as it runs; the median is reported). Seeded, fixed settings; JSON to stdout.
 // `npm run bench` runs it in a process of its own with serve's Node options (runBackfillProcess), as a server runs
 // its sweeps. Run: npm run build && node --max-semi-space-size=32 dist/bench/backfill.js [--users N]
 // [--eventsPerUser N] [--eventsPerAppend N] [--foldEvery N] [--threads N] [--seed N] (the defaults are `npm run
@@ -45,8 +46,10 @@ export interface BackfillBenchOptions {
   /** The query of the cohort created over the stored history. */
   readonly query: unknown;
   /**
-   * The queries of the cohorts created one after another once that one is swept (the later sweeps): the same shape,
-   * other constants; each adds as many slots as the one before (its Pageview count is the first query's slot).
+   * The queries of the cohorts created one after another once that one is swept (the later sweeps). Each adds three
+   * new slots of the first query's kinds over the same events, so that a later sweep replays every stored event as
+   * the first one does: a count of every Pageview (`before` a time after every seeded event: a key of its own, where
+   * the first query's plain frequency would share that query's slot), a Purchase ring and a Click count with `where`.
    */
   readonly laterQueries: readonly unknown[];
 }
@@ -71,7 +74,7 @@ export const DEFAULT_BACKFILL_BENCH: BackfillBenchOptions = {
     { not_equal_to: 'look' },
   ].map((condition, i) => ({
     and: [
-      { event: 'Pageview', frequency: { greater_than_or_equal_to: 100 + 10 * i } },
+      { event: 'Pageview', during: { before: `2030-01-0${i + 1}T00:00:00Z` }, frequency: { greater_than_or_equal_to: 100 + 10 * i } },
       { or: [{ event: 'Purchase', during: { the_last: { value: 14 + 7 * i, unit: 'days' } } }, { event: 'Click', where: { property: 'properties.kind', condition } }] },
     ],
   })),

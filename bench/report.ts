@@ -320,7 +320,7 @@ function renderBackfill(o: Outcome<Record<string, unknown>>, cores: number): str
     const rates = Array.isArray(o.value['laterSweepRates']) ? (o.value['laterSweepRates'] as number[]) : [];
     const which =
       rates.length > 1
-        ? `Later sweeps (${rates.length} more new cohorts of the same shape, created one after another once the first is swept, over the same history: ${rates.map(int).join(', ')} events/s), the one of median rate`
+        ? `Later sweeps (${rates.length} more new cohorts, created one after another once the first is swept, over the same history, their queries in results.json's \`settings.laterQueries\`: ${rates.map(int).join(', ')} events/s), the one of median rate`
         : 'A later sweep (a second new cohort of the same shape, created once the first is swept, over the same history)';
     out.push(
       `${which}: ${c('sweepSeconds')} s, ${int(later.replayedEventsPerSecond)} events/s, audience ${int(Number(later['audienceSize']))}; ${c('sweepAllThreadsCpuSeconds')} CPU-seconds over all threads (main thread ${c('sweepMainThreadCpuSeconds')}, the partition owners ${c('sweepOwnerThreadsCpuSeconds')}, the rest ${rest(later).toFixed(2)}).${more > 0 ? ` The first sweep cost ${more.toFixed(2)} CPU-seconds more, ${(rest(o.value) - rest(later)).toFixed(2)} of them in the rest, where V8's optimizing compiler runs (a perf record of a first sweep found it compiling the sweep's code: docs/performance.md, Backfill).` : ' In this run it was not cheaper than the first.'}`,

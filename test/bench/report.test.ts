@@ -66,7 +66,7 @@ describe('bench report', () => {
     const value = { storedEvents: 1_000_000, sweepSeconds: 1.4, replayedEventsPerSecond: 714_286, sweepMainThreadCpuSeconds: 0.9, sweepOwnerThreadsCpuSeconds: 0.7, sweepAllThreadsCpuSeconds: 2.3, laterSweep: later, laterSweepRates: [1_050_000, 980_392, 900_000], nodeOptions: ['--max-semi-space-size=32'] };
     const text = renderResults({ ...base, backfill: { ok: true, at: 'now', value } });
     expect(text).toContain('Node options: --max-semi-space-size=32.');
-    expect(text).toContain('Later sweeps (3 more new cohorts of the same shape, created one after another once the first is swept, over the same history: 1,050,000, 980,392, 900,000 events/s), the one of median rate: 1.02 s, 980,392 events/s, audience 4,992; 1.50 CPU-seconds');
+    expect(text).toContain("Later sweeps (3 more new cohorts, created one after another once the first is swept, over the same history, their queries in results.json's `settings.laterQueries`: 1,050,000, 980,392, 900,000 events/s), the one of median rate: 1.02 s, 980,392 events/s, audience 4,992; 1.50 CPU-seconds");
     expect(text).toMatch(/\| Backfill: a later sweep \(the median of the new cohorts created once the first is swept; the sweep's code compiled\), events replayed\/s \| ≥ 1,000,000 \| 980,392 \| \*\*missed\*\* \|/);
     // A result of an older run: one later sweep, no Node options.
     const { laterSweepRates: _rates, nodeOptions: _options, ...older } = value;
