@@ -74,7 +74,7 @@ export const DEFAULT_BACKFILL_BENCH: BackfillBenchOptions = {
     { not_equal_to: 'look' },
   ].map((condition, i) => ({
     and: [
-      { event: 'Pageview', during: { before: `2030-01-0${i + 1}T00:00:00Z` }, frequency: { greater_than_or_equal_to: 100 + 10 * i } },
+      { event: 'Pageview', during: { before: new Date(Date.UTC(2030, 0, 1 + i)).toISOString() }, frequency: { greater_than_or_equal_to: 100 + 10 * i } },
       { or: [{ event: 'Purchase', during: { the_last: { value: 14 + 7 * i, unit: 'days' } } }, { event: 'Click', where: { property: 'properties.kind', condition } }] },
     ],
   })),
