@@ -148,6 +148,19 @@ export interface SweepParts {
 /** The shared seeded PRNG (mulberry32). */
 const random = (seed: number): (() => number) => createRng(seed).next;
 
+/** What bench/compiles.ts sets to have each sweep's start and end marked in V8's trace (markTrace). */
+export const TRACE_MARKS_ENV = 'AUDIENCE_BENCH_TRACE_MARKS';
+/** The text of a mark in the trace: `${TRACE_MARK}first:start`, `${TRACE_MARK}later-1:end`, ... */
+export const TRACE_MARK = 'audience-bench-mark:';
+
+/**
+ * With TRACE_MARKS_ENV=1 and `--allow-natives-syntax` (bench/compiles.ts runs it so), writes a mark into V8's trace:
+ * `%DebugPrint` prints to the stream `--trace-opt` and `--trace-deopt` print to, in order, so the compiles can be
+ * counted per sweep. Otherwise it does nothing (the syntax is only parsed when asked for).
+ */
+const markTrace: (label: string) => void =
+  process.env[TRACE_MARKS_ENV] === '1' ? (new Function('label', '%DebugPrint(label);') as (label: string) => void) : () => undefined;
+
 /**
  * A user's events as the bench seeds them: Pageview (60 %), Click (30 %, with a `kind`) and Purchase (10 %), the
  * Pageviews and Purchases with a `path`.
@@ -219,12 +232,14 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
     // otherwise share the cores with the sweep, by however much the seeding left them behind).
     const settleSeconds = await waitForIdle(process.pid, 120);
 
-    const sweep = async (query: unknown): Promise<SweepFigures> => {
+    const sweep = async (query: unknown, label: string): Promise<SweepFigures> => {
       const cpuBefore = await cpuSeconds();
+      markTrace(`${TRACE_MARK}${label}:start`);
       const sweepStart = performance.now();
       const cohort = await create(query);
       await services.backfill.whenSwept(org.organization_id);
       const sweepSeconds = (performance.now() - sweepStart) / 1000;
+      markTrace(`${TRACE_MARK}${label}:end`);
       const cpuAfter = await cpuSeconds();
       return {
         sweepSeconds: round(sweepSeconds),
@@ -235,9 +250,9 @@ export async function runBackfillBench(overrides: Partial<BackfillBenchOptions> 
         sweepAllThreadsCpuSeconds: round(cpuAfter.all - cpuBefore.all),
       };
     };
-    const first = await sweep(settings.query);
+    const first = await sweep(settings.query, 'first');
     const later: SweepFigures[] = [];
-    for (const query of settings.laterQueries) later.push(await sweep(query));
+    for (const [i, query] of settings.laterQueries.entries()) later.push(await sweep(query, `later-${i + 1}`));
     const byRate = [...later].sort((a, b) => a.replayedEventsPerSecond - b.replayedEventsPerSecond);
     const laterSweep = byRate[(byRate.length - 1) >> 1];
     if (laterSweep === undefined) throw new Error('the backfill bench needs at least one later query');

@@ -4,13 +4,16 @@
 // thread and the owner) and the deoptimizations. A count, not a rate: it shows what a change to the code's shape
 // does apart from the VM's noise (a function compiled again and again while the same work runs is CPU taken from
 // the rest). `--dist DIR` runs another build (a copy of dist/, as bench/backfill-ab.ts takes); several run in turn.
-// Other arguments go to bench/backfill.js. Not part of `npm run bench`.
+// A build whose bench marks its sweeps in the trace (bench/backfill.ts markTrace) is also counted sweep by sweep: the
+// first sweep of the process compiles what the sweep alone runs, the later ones what is left. Other arguments go to
+// bench/backfill.js. Not part of `npm run bench`.
 // Run: npm run build && node dist/bench/compiles.js [--dist DIR]... [--top N] [backfill.js arguments]
 
 import { spawn } from 'node:child_process';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
+import { TRACE_MARK, TRACE_MARKS_ENV } from './backfill.js';
 
 /** One function's TurboFan work over the run. */
 export interface FunctionCompiles {
@@ -68,10 +71,44 @@ export function countCompiles(trace: string): CompileCounts {
   return { compiles, ms: Math.round(ms), deopts, repeated: repeated.map((f) => ({ ...f, ms: Math.round(f.ms) })) };
 }
 
-/** Runs `dist`'s bench/backfill.js under the trace; its counts and its JSON result's sweep rates. */
-export function traceBackfill(dist: string, args: readonly string[]): Promise<{ counts: CompileCounts; result: Record<string, unknown> }> {
+/** A marked stretch of the trace: the sweep's label (`first`, `later-1`, ...) and the trace lines between its marks. */
+export interface SweepTrace {
+  readonly label: string;
+  readonly trace: string;
+}
+
+const MARK = new RegExp(`^DebugPrint: .*${TRACE_MARK}([\\w-]+):(start|end)`);
+
+/** The stretches of `trace` between each sweep's start and end marks, in order (none for a build without marks). */
+export function sweepTraces(trace: string): SweepTrace[] {
+  const out: SweepTrace[] = [];
+  let open: { label: string; lines: string[] } | undefined;
+  for (const line of trace.split('\n')) {
+    const mark = MARK.exec(line);
+    if (mark === null) {
+      open?.lines.push(line);
+      continue;
+    }
+    const label = mark[1] as string;
+    if (mark[2] === 'start') open = { label, lines: [] };
+    else if (open?.label === label) {
+      out.push({ label, trace: open.lines.join('\n') });
+      open = undefined;
+    }
+  }
+  return out;
+}
+
+/** Runs `dist`'s bench/backfill.js under the trace; its counts (the whole run's, and each marked sweep's) and its JSON result. */
+export function traceBackfill(
+  dist: string,
+  args: readonly string[],
+): Promise<{ counts: CompileCounts; sweeps: { label: string; counts: CompileCounts }[]; result: Record<string, unknown> }> {
   const script = join(dist, 'bench', 'backfill.js');
-  const child = spawn(process.execPath, [...SERVE_NODE_OPTIONS, '--trace-opt', '--trace-deopt', script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVE_NODE_OPTIONS, '--trace-opt', '--trace-deopt', '--allow-natives-syntax', script, ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, [TRACE_MARKS_ENV]: '1' },
+  });
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (text: string) => void (output += text));
   return new Promise((done, fail) => {
@@ -80,7 +117,8 @@ export function traceBackfill(dist: string, args: readonly string[]): Promise<{ 
       if (code !== 0) return fail(new Error(`${script} exited with ${code}`));
       // The bench's JSON is the output's last lines, from the last line that is only `{`.
       const start = output.lastIndexOf('\n{\n');
-      done({ counts: countCompiles(output), result: JSON.parse(output.slice(start + 1)) as Record<string, unknown> });
+      const sweeps = sweepTraces(output).map(({ label, trace }) => ({ label, counts: countCompiles(trace) }));
+      done({ counts: countCompiles(output), sweeps, result: JSON.parse(output.slice(start + 1)) as Record<string, unknown> });
     });
   });
 }
@@ -98,11 +136,21 @@ async function main(): Promise<void> {
   }
   if (dists.length === 0) dists.push(resolve(dirname(fileURLToPath(import.meta.url)), '..'));
   for (const dist of dists) {
-    const { counts, result } = await traceBackfill(dist, rest);
+    const { counts, sweeps, result } = await traceBackfill(dist, rest);
     const later = result.laterSweep as Record<string, unknown> | undefined;
     console.log(`${dist}: ${counts.compiles} TurboFan compiles, ${counts.ms} ms, ${counts.deopts} deoptimizations; first sweep ${String(result.replayedEventsPerSecond)} events/s, later ${String(later?.replayedEventsPerSecond)} (traced: slower than untraced)`);
-    console.log('  compiled more than once (compiles, ms, deoptimizations):');
-    for (const f of counts.repeated.slice(0, top)) console.log(`  ${String(f.compiles).padStart(4)} ${String(f.ms).padStart(6)} ms ${String(f.deopts).padStart(4)}  ${f.name}`);
+    const repeated = (list: readonly FunctionCompiles[]): void => {
+      console.log('  compiled more than once (compiles, ms, deoptimizations):');
+      for (const f of list.slice(0, top)) console.log(`  ${String(f.compiles).padStart(4)} ${String(f.ms).padStart(6)} ms ${String(f.deopts).padStart(4)}  ${f.name}`);
+    };
+    repeated(counts.repeated);
+    if (sweeps.length === 0) console.log('  (this build does not mark its sweeps in the trace)');
+    for (const sweep of sweeps) console.log(`  during the ${sweep.label} sweep: ${sweep.counts.compiles} compiles, ${sweep.counts.ms} ms, ${sweep.counts.deopts} deoptimizations`);
+    const first = sweeps.find((sweep) => sweep.label === 'first');
+    if (first !== undefined) {
+      console.log('  during the first sweep,');
+      repeated(first.counts.repeated);
+    }
   }
 }
 

@@ -2,7 +2,7 @@
 // output (lines as Node 20's V8 prints them).
 
 import { describe, expect, it } from 'vitest';
-import { countCompiles } from '../../bench/compiles.js';
+import { countCompiles, sweepTraces } from '../../bench/compiles.js';
 
 const TRACE = [
   '[marking 0x114c5d027969 <JSFunction buildOps (sfi = 0x25a6e376ce01)> for optimization to TURBOFAN, ConcurrencyMode::kConcurrent, reason: hot and stable]',
@@ -30,5 +30,27 @@ describe('compiles bench', () => {
       { name: '(anonymous)', compiles: 3, ms: 7, deopts: 0 },
       { name: 'buildOps', compiles: 2, ms: 77, deopts: 1 },
     ]);
+  });
+
+  it("cuts the trace at the sweeps' marks (bench/backfill.ts markTrace), as %DebugPrint prints them", () => {
+    const compiled = (name: string): string => `[completed compiling 0x1 <JSFunction ${name} (sfi = 0x${name.length})> (target TURBOFAN) - took 0.001, 2.0, 0.1 ms]`;
+    const trace = [
+      compiled('seeding'),
+      'DebugPrint: 0x2bfbebf26e51: [String] in OldSpace: #audience-bench-mark:first:start',
+      '0x21b6da200299: [Map] in ReadOnlySpace',
+      compiled('scanUsers'),
+      compiled('catchUp'),
+      'DebugPrint: 0x2bfbebf26e71: [String] in OldSpace: #audience-bench-mark:first:end',
+      compiled('between'),
+      'DebugPrint: 0x222fbeea8be9: [String]: c"audience-bench-mark:later-1:start"',
+      compiled('catchUp'),
+      'DebugPrint: 0x222fbeea8c09: [String]: c"audience-bench-mark:later-1:end"',
+      'DebugPrint: 0x222fbeea8c29: [String]: c"audience-bench-mark:later-2:start"',
+      compiled('unfinished'),
+    ].join('\n');
+    const sweeps = sweepTraces(trace);
+    expect(sweeps.map((sweep) => sweep.label)).toEqual(['first', 'later-1']);
+    expect(sweeps.map((sweep) => countCompiles(sweep.trace).compiles)).toEqual([2, 1]);
+    expect(sweepTraces(compiled('unmarked'))).toEqual([]);
   });
 });
