@@ -91,6 +91,19 @@ export class Plan {
   readonly objCount: number;
   /** Where the timed slots' expiry bounds start in a user's numbers. */
   readonly expiryBase: number;
+  /**
+   * @internal The cohorts' decision state in a user's `ints`: `cohortWords` words of dirty bits from `dirtyBase`, as
+   * many of recheck bits from `recheckBase`; cohort position p is bit p % 32 of word p / 32 (bit 0 the lowest).
+   */
+  readonly cohortWords: number;
+  readonly dirtyBase: number;
+  readonly recheckBase: number;
+  /**
+   * @internal Per cohort word: the bits of the cohorts it holds, and of those whose context clauses do not all read
+   * the context alone (not CompiledCohort.timeless: a constant context does not settle them).
+   */
+  readonly cohortMask: Int32Array;
+  readonly changingMask: Int32Array;
   /** @internal Cohorts in evaluation (dependency) order (E12). */
   readonly cohorts: readonly CompiledCohort[];
   /** @internal Positions in `cohorts`, by ascending code (E19 output order). */
@@ -122,8 +135,6 @@ export class Plan {
   readonly exited: readonly Int32Array[];
   /** @internal Positions of cohorts evaluated at every event. */
   readonly volatile: Uint8Array;
-  /** @internal Per cohort position: 1 when its context clauses read the context alone (CompiledCohort.timeless). */
-  readonly timeless: Uint8Array;
   /** @internal Context answers shared by the clauses within one call (started by segment / evaluateAt). */
   readonly contextMemo: ContextMemo;
   /**
@@ -157,6 +168,13 @@ export class Plan {
       places.push({ num, int, obj });
       obj += slot.objWidth;
     }
+    // Then the cohorts' decision state, one bit per cohort position in 32-bit words (segment.ts evaluateCohorts):
+    // dirty (a clause of it went stale since its last decision), then recheck (its last decision read a context clause).
+    this.cohortWords = Math.ceil(parts.cohorts.length / 32);
+    bytes = Math.ceil(bytes / 4) * 4;
+    this.dirtyBase = bytes / 4;
+    this.recheckBase = this.dirtyBase + this.cohortWords;
+    bytes += 8 * this.cohortWords;
     this.expiryBase = Math.ceil(bytes / 8);
     let timed = 0;
     this.slots.forEach((slot, i) => {
@@ -190,7 +208,15 @@ export class Plan {
     this.viewSlots = indexesWhere(this.slots, (slot) => slot.resetsOnView);
     this.timedSlots = indexesWhere(this.slots, (slot) => slot.timed);
     this.volatile = Uint8Array.from(this.cohorts.map((cohort) => (cohort.volatile ? 1 : 0)));
-    this.timeless = Uint8Array.from(this.cohorts.map((cohort) => (cohort.timeless ? 1 : 0)));
+    const cohortMask = new Int32Array(this.cohortWords);
+    const changingMask = new Int32Array(this.cohortWords);
+    this.cohorts.forEach((cohort, p) => {
+      const w = p >>> 5;
+      cohortMask[w] = (cohortMask[w] as number) | (1 << (p & 31));
+      if (!cohort.timeless) changingMask[w] = (changingMask[w] as number) | (1 << (p & 31));
+    });
+    this.cohortMask = cohortMask;
+    this.changingMask = changingMask;
     this.cohortStart = Int32Array.from(this.cohorts.map((cohort) => cohort.start));
     this.cohortGroups = Int32Array.from(offsetsOf(this.cohorts.map((cohort) => cohort.groupEnds.length)));
     this.groupEnds = Int32Array.from(this.cohorts.flatMap((cohort) => Array.from(cohort.groupEnds)));

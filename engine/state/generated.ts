@@ -13,7 +13,7 @@
 import type { SegmentContext } from '../api.js';
 import type { FilterGroup, Plan } from '../plan/plan.js';
 import type { SlotDef } from './slots/types.js';
-import { CLAUSE_FINAL, CLAUSE_STALE, COHORT_DIRTY, type UserState } from './user-state.js';
+import { CLAUSE_FINAL, CLAUSE_STALE, type UserState } from './user-state.js';
 
 /** Runs one event name's groups: `where` tests on the event's properties, slot updates, stale marks. */
 export type EventHook = (state: UserState, properties: Readonly<Record<string, unknown>>) => void;
@@ -42,22 +42,23 @@ export interface HotPaths {
  */
 function touchSource(plan: Plan, index: number, constants: number[]): string {
   const base = plan.cohorts.length;
-  const cohortBase = base + plan.clauseTests.length;
   const lines: string[] = [];
   let readsValue = false;
   const end = plan.readerStart[index + 1] as number;
   for (let k = plan.readerStart[index] as number; k < end; k++) {
     const clause = (plan.readers[k] as number) | 0;
-    const at = (cohortBase + (plan.clauseCohort[clause] as number)) | 0;
+    const cohort = plan.clauseCohort[clause] as number;
+    // The cohort's dirty bit (plan.ts dirtyBase).
+    const dirty = `I[${(plan.dirtyBase + (cohort >>> 5)) | 0}] |= ${(1 << (cohort & 31)) | 0};`;
     const flag = (base + clause) | 0;
     const test = inlineTest(plan, clause, constants);
     if (test === undefined) {
-      lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { F[${flag}] = ${CLAUSE_STALE}; F[${at}] |= ${COHORT_DIRTY}; }`);
+      lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { F[${flag}] = ${CLAUSE_STALE}; ${dirty} }`);
       continue;
     }
     readsValue = true;
     const final = finalSource(plan, clause, constants);
-    lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { r = ${test} ? 1 : 0; if (r !== F[${flag}]) { F[${flag}] = ${final}; F[${at}] |= ${COHORT_DIRTY}; } }`);
+    lines.push(`if (F[${flag}] < ${CLAUSE_FINAL}) { r = ${test} ? 1 : 0; if (r !== F[${flag}]) { F[${flag}] = ${final}; ${dirty} } }`);
   }
   if (lines.length === 0) return '';
   return `{ ${readsValue ? `v = ${valueSource(plan, index)}; ` : ''}${lines.join(' ')} }`;

@@ -7,7 +7,7 @@ import type { EngineEvent, SegmentContext, Transition } from '../api.js';
 import type { ClauseTest, CompiledCohort, FilterGroup, Plan } from '../plan/plan.js';
 import type { SlotDef, TransitionSlotDef } from './slots/types.js';
 import { SESSION_CHANGED, SESSION_GAP_MS, VIEW_CHANGED, advanceTrackers } from './trackers.js';
-import { CLAUSE_FINAL, CLAUSE_STALE, COHORT_DIRTY, COHORT_RECHECK, bindState, membershipsOf, type UserState } from './user-state.js';
+import { CLAUSE_FINAL, CLAUSE_STALE, bindState, membershipsOf, type UserState } from './user-state.js';
 
 export interface SegmentResult {
   readonly state: UserState;
@@ -127,8 +127,8 @@ export function nextDeadline(plan: Plan, state: UserState): number {
 }
 
 /**
- * Slot `slot` may have changed: the clauses reading it are stale (unless final) and their cohorts dirty (their
- * state byte in the user's flags, after the clause flags, gets COHORT_DIRTY).
+ * Slot `slot` may have changed: the clauses reading it are stale (unless final) and their cohorts dirty (their bit
+ * in the user's dirty words, plan.ts `dirtyBase`).
  */
 function touch(plan: Plan, state: UserState, slot: number): void {
   // The generated code decides the readers with inline tests again at once (state/generated.ts, touchSource).
@@ -138,8 +138,9 @@ function touch(plan: Plan, state: UserState, slot: number): void {
     return;
   }
   const flags = state.flags;
+  const ints = state.ints;
   const base = plan.cohorts.length;
-  const cohortBase = base + plan.clauseTests.length;
+  const dirtyBase = plan.dirtyBase;
   const readers = plan.readers;
   const clauseCohort = plan.clauseCohort;
   const end = plan.readerStart[slot + 1] as number;
@@ -148,8 +149,8 @@ function touch(plan: Plan, state: UserState, slot: number): void {
     // A clause whose answer can no longer change (plan/sticky.ts) stays known.
     if ((flags[base + clause] as number) >= CLAUSE_FINAL) continue;
     flags[base + clause] = CLAUSE_STALE;
-    const at = cohortBase + (clauseCohort[clause] as number);
-    flags[at] = (flags[at] as number) | COHORT_DIRTY;
+    const cohort = clauseCohort[clause] as number;
+    ints[dirtyBase + (cohort >>> 5)] = (ints[dirtyBase + (cohort >>> 5)] as number) | (1 << (cohort & 31));
   }
 }
 
@@ -263,7 +264,7 @@ function ageTimedSlots(plan: Plan, state: UserState): void {
  * (all of them after a new binding), and appends their transitions (at `eventIndex`, ordered by code, E19).
  * `properties` are what a transition clause's `where` sees: the event's, or none for a re-evaluation (E20).
  * `sameContext`: the last decisions were made with this same constant `ctx` (api.ts): a cohort decided by it alone
- * (plan.timeless) with no clause gone stale keeps its decision.
+ * (CompiledCohort.timeless: not in plan.changingMask) with no clause gone stale keeps its decision.
  */
 function evaluateCohorts(
   plan: Plan,
@@ -275,32 +276,49 @@ function evaluateCohorts(
   sameContext: boolean,
 ): void {
   const cohorts = plan.cohorts;
-  const timeless = plan.timeless;
   const defs = plan.slots;
-  // Membership by cohort position at `p`; the cohort's state (COHORT_RECHECK | COHORT_DIRTY) at `cohortBase + p`.
+  // Membership by cohort position at flags[p]; the decision state as bits (plan.ts): dirty and recheck words.
   const flags = state.flags;
-  const cohortBase = cohorts.length + plan.clauseTests.length;
+  const ints = state.ints;
+  const dirtyBase = plan.dirtyBase;
+  const recheckBase = plan.recheckBase;
+  // With the same constant context, a recheck cohort decided by it alone (not in changingMask) keeps its decision.
+  const recheckMask = sameContext ? plan.changingMask : plan.cohortMask;
   const all = state.evaluateAll;
   state.evaluateAll = false;
   const firstTransition = transitions.length;
-  for (let p = 0; p < cohorts.length; p++) {
-    // Decided when a clause went stale, or at every event while its last decision read the context.
-    const cohortState = flags[cohortBase + p] as number;
-    if (!all && (cohortState === 0 || (cohortState === COHORT_RECHECK && sameContext && timeless[p] === 1))) continue;
-    const decision = cohortState === COHORT_RECHECK && !all ? decideByContext(plan, state, ctx, p) : decideCohort(plan, state, ctx, p);
-    flags[cohortBase + p] = (decision & SETTLED) !== 0 ? 0 : COHORT_RECHECK;
-    const holds = decision & HOLDS;
-    if (holds === flags[p]) continue;
-    flags[p] = holds;
-    const code = (cohorts[p] as CompiledCohort).code;
-    transitions.push({ cohort: code, kind: holds === 1 ? 'entered' : 'exited', time: state.time, eventIndex });
-    // E12: cohorts naming this one see the transition within this same event (they come later in the order).
-    const hearing = (holds === 1 ? plan.entered : plan.exited)[p] as Int32Array;
-    for (let k = 0; k < hearing.length; k++) {
-      const index = hearing[k] as number;
-      const def = defs[index] as TransitionSlotDef;
-      const matched = def.matches === undefined || def.matches(properties);
-      if (def.onTransition(state, matched)) touch(plan, state, index);
+  for (let w = 0; w < plan.cohortWords; w++) {
+    // The cohorts of this word still to visit are at bits >= `from`; re-read at each step, since a transition makes
+    // the cohorts naming its cohort dirty within this event (E12: they come later in the order).
+    let from = 0;
+    while (from < 32) {
+      const dirtyWord = ints[dirtyBase + w] as number;
+      const recheckWord = ints[recheckBase + w] as number;
+      let pending = all ? (plan.cohortMask[w] as number) : dirtyWord | (recheckWord & (recheckMask[w] as number));
+      pending &= -1 << from;
+      if (pending === 0) break;
+      const bit = 31 - Math.clz32(pending & -pending);
+      const mask = 1 << bit;
+      const p = w * 32 + bit;
+      // Not dirty, last decided by the context: the context alone can change its decision.
+      const byContext = !all && (dirtyWord & mask) === 0 && (recheckWord & mask) !== 0;
+      const decision = byContext ? decideByContext(plan, state, ctx, p) : decideCohort(plan, state, ctx, p);
+      ints[dirtyBase + w] = (ints[dirtyBase + w] as number) & ~mask;
+      ints[recheckBase + w] = (decision & SETTLED) !== 0 ? recheckWord & ~mask : recheckWord | mask;
+      from = bit + 1;
+      const holds = decision & HOLDS;
+      if (holds === flags[p]) continue;
+      flags[p] = holds;
+      const code = (cohorts[p] as CompiledCohort).code;
+      transitions.push({ cohort: code, kind: holds === 1 ? 'entered' : 'exited', time: state.time, eventIndex });
+      // E12: cohorts naming this one see the transition within this same event (they come later in the order).
+      const hearing = (holds === 1 ? plan.entered : plan.exited)[p] as Int32Array;
+      for (let k = 0; k < hearing.length; k++) {
+        const index = hearing[k] as number;
+        const def = defs[index] as TransitionSlotDef;
+        const matched = def.matches === undefined || def.matches(properties);
+        if (def.onTransition(state, matched)) touch(plan, state, index);
+      }
     }
   }
   // E19: within an event, transitions are ordered by cohort code.

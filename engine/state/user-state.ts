@@ -49,7 +49,9 @@ export class UserState implements SlotStore {
   plan: Plan | undefined = undefined;
   /**
    * Bound: every slot's numbers at its offsets (one contiguous buffer per user, read as 64-bit `nums` and as 32-bit
-   * `ints`, slots/types.ts), and its ring objects.
+   * `ints`, slots/types.ts), then the cohorts' dirty and recheck bits (plan.ts `dirtyBase`, `recheckBase`: a cohort is
+   * recheck when its last decision read a context clause, dirty when a clause of it went stale since; neither: its
+   * last decision stands), and its ring objects.
    */
   nums: Float64Array = NO_NUMS;
   ints: Uint32Array = NO_INTS;
@@ -57,9 +59,7 @@ export class UserState implements SlotStore {
   /**
    * Bound: membership by plan cohort position [0, cohorts); then each clause's last result from `cohorts` on: 0 / 1
    * (plus CLAUSE_FINAL when it can no longer change), or CLAUSE_STALE when a slot it reads changed since (a context
-   * clause's flag stays CLAUSE_STALE); then, from `cohorts + clauses`, per cohort its state: COHORT_RECHECK when its
-   * last decision read a context clause, COHORT_DIRTY when a clause of it went stale since (0: its last decision
-   * stands). Only membership is encoded.
+   * clause's flag stays CLAUSE_STALE). Only membership is encoded.
    */
   flags: Uint8Array = NO_FLAGS;
   /** Unbound (decoded, not yet used): encoded slot tuples by slot id, and member codes (shared empties when bound). */
@@ -94,16 +94,10 @@ export const CLAUSE_STALE = 2;
  * make it stale. Read a clause flag's answer as `flag & 1`.
  */
 export const CLAUSE_FINAL = 4;
-/** A cohort state bit: its last decision read a context clause, so it is decided again at every event (E13). */
-export const COHORT_RECHECK = 1;
-/** A cohort state bit: a clause of it went stale since its last decision. */
-export const COHORT_DIRTY = 2;
-
 /** Marks every clause result unknown and every cohort for evaluation at the next event (new binding, adoption). */
 export function forgetClauseResults(state: UserState, plan: Plan): void {
-  const cohortBase = plan.cohorts.length + plan.clauseTests.length;
-  state.flags.fill(CLAUSE_STALE, plan.cohorts.length, cohortBase);
-  state.flags.fill(0, cohortBase);
+  state.flags.fill(CLAUSE_STALE, plan.cohorts.length);
+  state.ints.fill(0, plan.dirtyBase, plan.recheckBase + plan.cohortWords);
   state.evaluateAll = true;
   state.context = undefined;
 }
@@ -203,11 +197,12 @@ export interface StateBuffers {
 }
 
 /**
- * One allocation per state: the numbers, then the flags (membership, clause results, cohort states); `reuse` (the
- * views `packState` released, every byte of which the caller overwrites) when they have the plan's sizes.
+ * One allocation per state: the numbers (the cohorts' decision bits among them), then the flags (membership, clause
+ * results); `reuse` (the views `packState` released, every byte of which the caller overwrites) when they have the
+ * plan's sizes.
  */
 export function allocate(plan: Plan, reuse?: StateBuffers): StateBuffers {
-  const flagCount = 2 * plan.cohorts.length + plan.clauseTests.length;
+  const flagCount = plan.cohorts.length + plan.clauseTests.length;
   if (reuse !== undefined && reuse.nums.length === plan.numCount && reuse.flags.length === flagCount) return reuse;
   const numBytes = plan.numCount * Float64Array.BYTES_PER_ELEMENT;
   const buffer = new ArrayBuffer(numBytes + flagCount);

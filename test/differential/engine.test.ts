@@ -24,6 +24,9 @@ const RUNS: ReadonlyArray<{ from: number; count: number; size: ScenarioSize }> =
   // `first N` / `last N` past 32 (packed bit rings, grown past 64 bits as events come), over enough events of one
   // name (a third are PageviewEngagement) to fill and wrap them, with states encoded and decoded between steps
   { from: 8001, count: 60, size: { cohorts: 4, events: 300, wideCounts: true, reevaluations: 0.05 } },
+  // more cohorts than one 32-bit word of decision bits (plan.ts dirtyBase / recheckBase), with transition clauses
+  // naming cohorts in earlier words, re-evaluations and clock advances
+  { from: 9001, count: 24, size: { cohorts: 70, events: 40, transitionHeavy: true, reevaluations: 0.1, clock: 0.2 } },
 ];
 
 /** Seeds whose never-late check (D36) runs: the clock runs, and the others (deadlines after plain events too). */

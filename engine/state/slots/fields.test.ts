@@ -27,14 +27,14 @@ function onlySlot(plan: Plan): SlotDef {
 }
 
 describe('32-bit and 64-bit slot fields', () => {
-  it('lay every slot out apart, 64-bit fields on 8-byte boundaries, before the expiry bounds', () => {
+  it('lay every slot out apart, 64-bit fields on 8-byte boundaries, before the cohort bits and the expiry bounds', () => {
     for (let seed = 1; seed <= 6; seed++) {
       const plan = compilePlan(new SampleGenerator(seed).cohorts(100), 1);
       const ranges = plan.slots.flatMap(rangesOf).sort((a, b) => a[0] - b[0]);
       for (let i = 0; i < ranges.length; i++) {
         const [start, end] = ranges[i] as [number, number];
         expect(end).toBeGreaterThan(start);
-        expect(end).toBeLessThanOrEqual(8 * plan.expiryBase);
+        expect(end).toBeLessThanOrEqual(4 * plan.dirtyBase);
         if (i > 0) expect(start).toBeGreaterThanOrEqual((ranges[i - 1] as [number, number])[1]);
       }
       for (const slot of plan.slots) {
@@ -42,24 +42,29 @@ describe('32-bit and 64-bit slot fields', () => {
         expect(slot.numWidth + slot.intWidth).toBeGreaterThan(0);
         if (slot.timed) expect(slot.expiryAt).toBeGreaterThanOrEqual(plan.expiryBase);
       }
+      // The dirty words, then the recheck words, then the expiry bounds.
+      expect(plan.recheckBase).toBe(plan.dirtyBase + plan.cohortWords);
+      expect(4 * (plan.recheckBase + plan.cohortWords)).toBeLessThanOrEqual(8 * plan.expiryBase);
       const counted = plan.slots.filter((slot) => slot.intWidth > 0).length;
       expect(counted).toBeGreaterThan(plan.slots.length / 2);
-      // Smaller than every field at 64 bits, and the padding is at most 4 bytes per slot.
+      // Smaller than every field at 64 bits, and the padding is at most 4 bytes per slot (and 4 after the bits).
       const wide = plan.slots.reduce((sum, slot) => sum + 8 * (slot.numWidth + slot.intWidth), 0);
       const exact = plan.slots.reduce((sum, slot) => sum + 8 * slot.numWidth + 4 * slot.intWidth, 0);
       expect(8 * plan.expiryBase).toBeLessThan(wide);
-      expect(8 * plan.expiryBase).toBeLessThanOrEqual(exact + 4 * plan.slots.length);
+      expect(8 * plan.expiryBase).toBeLessThanOrEqual(exact + 4 * plan.slots.length + 8 * plan.cohortWords + 4);
     }
   });
 
-  it('take 3,112 bytes a user for the bench\'s 100 cohorts, against 3,992 with every field 64-bit', () => {
+  it('take 3,044 bytes a user for the bench\'s 100 cohorts, against 3,992 with every field 64-bit', () => {
     // The figure engine/state/SLOTS.md and docs/performance.md quote: the sample generator's cohorts of the engine,
-    // memory and owner benches (seed 42), numbers and expiry bounds, then one flag byte per cohort, clause and cohort.
+    // memory and owner benches (seed 42): numbers, the cohorts' dirty and recheck bits and expiry bounds, then one
+    // flag byte per cohort and clause. Against every field 64-bit and a state byte per cohort (the layout before).
     const plan = compilePlan(new SampleGenerator(42).cohorts(100), 1);
-    const flags = 2 * plan.cohorts.length + plan.clauseTests.length;
+    const flags = plan.cohorts.length + plan.clauseTests.length;
     const timed = plan.slots.filter((slot) => slot.timed).length;
     const wide = 8 * (plan.slots.reduce((sum, slot) => sum + slot.numWidth + slot.intWidth, 0) + timed);
-    expect({ bytes: 8 * plan.numCount + flags, wide: wide + flags }).toEqual({ bytes: 3_112, wide: 3_992 });
+    expect(plan.cohortWords).toBe(4);
+    expect({ bytes: 8 * plan.numCount + flags, wide: wide + flags + plan.cohorts.length }).toEqual({ bytes: 3_044, wide: 3_992 });
   });
 
   it('hold a count at UINT_MAX, with generated code and without', () => {
