@@ -20,6 +20,7 @@ import {
 import { SampleGenerator } from '../test/support/sample-cohorts.js';
 import { ReferenceRun } from '../test/reference/index.js';
 import { PROVIDERS, toWireQuery } from './workload/cohorts.js';
+import { heapAllocated } from './allocated.js';
 
 export interface EngineBenchOptions {
   readonly seed: number;
@@ -69,6 +70,11 @@ export interface EngineBenchResult {
   readonly eventsPerSecondRuns: number[];
   /** The same runs measured in this process's CPU time (less sensitive to other load on the machine). */
   readonly eventsPerCpuSecond: number;
+  /**
+   * Bytes the timed runs allocated on the V8 heap per event, garbage included (bench/allocated.ts: about; what the
+   * young generation's collections are paid for). Absent in results of older runs.
+   */
+  readonly heapBytesPerEvent?: number;
   /**
    * The same measurement with `largeUsers` users (a working set far beyond the CPU caches: each user's state is
    * usually out of cache at its next event): wall clock median, the runs, CPU-time median. Undefined when skipped.
@@ -137,6 +143,7 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
     eventsPerSecond: median(eventsPerSecondRuns),
     eventsPerSecondRuns,
     eventsPerCpuSecond: median(main.cpuRates),
+    heapBytesPerEvent: main.heapBytesPerEvent,
     ...(large === undefined ? {} : { largeWorkingSet: large }),
     decodedEventsPerCpuSecond: decoded,
     loadAverage: [loadBefore, loadAfter],
@@ -166,7 +173,7 @@ function measureThroughput(
   eventsPerUser: number,
   runs: number,
   extraRounds: number,
-): { schedule: Schedule; states: UserState[]; wallRates: number[]; cpuRates: number[] } {
+): { schedule: Schedule; states: UserState[]; wallRates: number[]; cpuRates: number[]; heapBytesPerEvent: number } {
   const rounds = eventsPerUser * (runs + 1 + extraRounds);
   const schedule = scheduleOf(pool, users, rounds);
   const events = schedule.events;
@@ -188,8 +195,9 @@ function measureThroughput(
   };
   throughput(0); // warm-up: creates every user's state
   cpuRates.length = 0;
-  const wallRates = Array.from({ length: runs }, (_, run) => throughput(run + 1));
-  return { schedule, states, wallRates, cpuRates };
+  const timed = heapAllocated(() => Array.from({ length: runs }, (_, run) => throughput(run + 1)));
+  const heapBytesPerEvent = timed.bytes / (runs * users * eventsPerUser);
+  return { schedule, states, wallRates: timed.value, cpuRates, heapBytesPerEvent };
 }
 
 /** The throughput figure at `largeUsers` users (undefined when 0). */
@@ -393,6 +401,7 @@ function printTable(result: EngineBenchResult): void {
     ['clause kinds', Object.entries(result.clauseKinds).map(([k, n]) => `${k} ${n}`).join(', ')],
     ['events/s (median)', `${Math.round(result.eventsPerSecond).toLocaleString('en')} (runs: ${result.eventsPerSecondRuns.map((v) => Math.round(v).toLocaleString('en')).join(', ')})`],
     ['events/CPU-second (median)', Math.round(result.eventsPerCpuSecond).toLocaleString('en')],
+    ['V8 heap bytes allocated per event', Math.round(result.heapBytesPerEvent ?? 0).toLocaleString('en')],
     ...(result.largeWorkingSet === undefined
       ? []
       : ([

@@ -271,6 +271,7 @@ function renderEngine(o: Outcome<EngineBenchResult>): string[] {
     '|---|---|',
     `| events/s, wall clock | ${int(e.eventsPerSecond)} (runs: ${e.eventsPerSecondRuns.map(int).join(', ')}) |`,
     `| events per CPU-second | ${int(e.eventsPerCpuSecond)} |`,
+    ...(e.heapBytesPerEvent === undefined ? [] : [`| V8 heap bytes allocated per event, garbage included (bench/allocated.ts) | ${int(e.heapBytesPerEvent)} |`]),
     ...(e.largeWorkingSet === undefined
       ? []
       : [
