@@ -250,7 +250,7 @@ function decodedThroughput(
   return { engine: events / Math.max(total - decodeOnly, 1e-9), withDecode: events / total, decodeNsPerEvent: (decodeOnly / events) * 1e9 };
 }
 
-/** Every user's stream (user u's is streamOf(pool, u * 7919, rounds, 2026-01-01 + u s)), round by round. */
+/** Every user's stream, round by round: user u's is `streamOf(pool, u * 7919, rounds, 2026-01-01 plus u seconds)`. */
 interface Schedule {
   readonly users: number;
   /** User u's event of round r at r * users + u. */
