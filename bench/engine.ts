@@ -76,6 +76,14 @@ export interface EngineBenchResult {
    */
   readonly heapBytesPerEvent?: number;
   /**
+   * A new plan's first events, which a server meets after each plan change: its generated code is compiled and
+   * thrown away again as its branches are first reached (engine/PERFORMANCE.md). Wall clock over the throughput
+   * streams' first `1 + eventsPerUser` rounds from fresh states, through a plan compiled again from the same cohorts
+   * (`cold`, the engine's own code already warm) and through the measured plan (`warm`), alternated twice; medians.
+   * Absent in results of older runs.
+   */
+  readonly newPlan?: { readonly coldEventsPerSecond: number; readonly warmEventsPerSecond: number; readonly coldRuns: number[]; readonly warmRuns: number[] };
+  /**
    * The same measurement with `largeUsers` users (a working set far beyond the CPU caches: each user's state is
    * usually out of cache at its next event): wall clock median, the runs, CPU-time median. Undefined when skipped.
    */
@@ -124,6 +132,7 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
   const eventsPerSecondRuns = main.wallRates;
   const loadAfter = loadavg()[0] as number;
   const decoded = decodedThroughput(plan, pool, schedule, states, contexts, settings, settings.runs + 1);
+  const newPlan = newPlanThroughput(plan, cohorts, schedule, contexts, settings.eventsPerUser);
   let bytes = 0;
   for (const state of states) bytes += encodeState(state).length;
   const stateBytesPerUser = bytes / states.length;
@@ -144,6 +153,7 @@ export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): Eng
     eventsPerSecondRuns,
     eventsPerCpuSecond: median(main.cpuRates),
     heapBytesPerEvent: main.heapBytesPerEvent,
+    newPlan,
     ...(large === undefined ? {} : { largeWorkingSet: large }),
     decodedEventsPerCpuSecond: decoded,
     loadAverage: [loadBefore, loadAfter],
@@ -248,6 +258,35 @@ function decodedThroughput(
   const decodeOnly = (used.user + used.system) / 1e6 + (sink === 0 ? 1e-9 : 0);
   const events = settings.users * settings.eventsPerUser;
   return { engine: events / Math.max(total - decodeOnly, 1e-9), withDecode: events / total, decodeNsPerEvent: (decodeOnly / events) * 1e9 };
+}
+
+/** EngineBenchResult.newPlan: a plan compiled again per cold pass, each followed by a pass through the warm `plan`. */
+function newPlanThroughput(
+  plan: Plan,
+  cohorts: readonly CohortDefinition[],
+  schedule: Schedule,
+  contexts: readonly SegmentContext[],
+  eventsPerUser: number,
+): NonNullable<EngineBenchResult['newPlan']> {
+  const users = schedule.users;
+  const rounds = 1 + eventsPerUser;
+  const pass = (through: Plan): number => {
+    const states = Array.from({ length: users }, () => newUserState());
+    const start = process.hrtime.bigint();
+    for (let round = 0; round < rounds; round++) {
+      for (let user = 0; user < users; user++) {
+        segment(through, states[user] as UserState, [schedule.events[round * users + user] as EngineEvent], contexts[user % contexts.length] as SegmentContext);
+      }
+    }
+    return (rounds * users) / (Number(process.hrtime.bigint() - start) / 1e9);
+  };
+  const coldRuns: number[] = [];
+  const warmRuns: number[] = [];
+  for (let k = 1; k <= 2; k++) {
+    coldRuns.push(pass(compilePlan(cohorts, plan.version + k)));
+    warmRuns.push(pass(plan));
+  }
+  return { coldEventsPerSecond: median(coldRuns), warmEventsPerSecond: median(warmRuns), coldRuns, warmRuns };
 }
 
 /** Every user's stream, round by round: user u's is `streamOf(pool, u * 7919, rounds, 2026-01-01 plus u seconds)`. */
@@ -402,6 +441,10 @@ function printTable(result: EngineBenchResult): void {
     ['events/s (median)', `${Math.round(result.eventsPerSecond).toLocaleString('en')} (runs: ${result.eventsPerSecondRuns.map((v) => Math.round(v).toLocaleString('en')).join(', ')})`],
     ['events/CPU-second (median)', Math.round(result.eventsPerCpuSecond).toLocaleString('en')],
     ['V8 heap bytes allocated per event', Math.round(result.heapBytesPerEvent ?? 0).toLocaleString('en')],
+    [
+      'a new plan\'s first events/s (warm plan)',
+      result.newPlan === undefined ? '-' : `${Math.round(result.newPlan.coldEventsPerSecond).toLocaleString('en')} (${Math.round(result.newPlan.warmEventsPerSecond).toLocaleString('en')})`,
+    ],
     ...(result.largeWorkingSet === undefined
       ? []
       : ([

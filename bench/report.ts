@@ -272,6 +272,11 @@ function renderEngine(o: Outcome<EngineBenchResult>): string[] {
     `| events/s, wall clock | ${int(e.eventsPerSecond)} (runs: ${e.eventsPerSecondRuns.map(int).join(', ')}) |`,
     `| events per CPU-second | ${int(e.eventsPerCpuSecond)} |`,
     ...(e.heapBytesPerEvent === undefined ? [] : [`| V8 heap bytes allocated per event, garbage included (bench/allocated.ts) | ${int(e.heapBytesPerEvent)} |`]),
+    ...(e.newPlan === undefined
+      ? []
+      : [
+          `| events/s over a new plan's first ${int(e.settings.users * (1 + e.settings.eventsPerUser))} events (users from fresh states; its generated code not yet compiled), against the same events through the warm plan | ${int(e.newPlan.coldEventsPerSecond)} (runs: ${e.newPlan.coldRuns.map(int).join(', ')}) against ${int(e.newPlan.warmEventsPerSecond)} (runs: ${e.newPlan.warmRuns.map(int).join(', ')}) |`,
+        ]),
     ...(e.largeWorkingSet === undefined
       ? []
       : [

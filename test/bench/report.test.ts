@@ -9,6 +9,7 @@ import { BEGIN, END, renderResults, writeReadme, type BenchResults } from '../..
 import { ratiosOf, spreadOf } from '../../bench/stats.js';
 import type { ReferenceBenchResult } from '../../bench/reference.js';
 import type { MemoryBenchResult } from '../../bench/memory.js';
+import type { EngineBenchResult } from '../../bench/engine.js';
 
 const base: BenchResults = {
   command: 'npm run bench',
@@ -36,6 +37,38 @@ describe('bench report', () => {
     expect(met).toMatch(/reference evaluator at 10,000 events of history \| ≥ 1000× \| 1,500× \| met \|/);
     const missed = renderResults({ ...base, reference: { ok: true, at: 'now', value: reference(900) } });
     expect(missed).toMatch(/\| 900× \| \*\*missed\*\* \|/);
+  });
+
+  it("reports the engine's heap bytes per event and a new plan's first events when the result has them", () => {
+    const settings = { seed: 42, cohorts: 100, users: 10_000, eventsPerUser: 30, runs: 3, largeUsers: 0, largeEventsPerUser: 5, longHistory: 1000, shortHistory: 10, historyUsers: 10, historyRepetitions: 1, referenceHistory: 10, referenceUsers: 1, referenceEvents: 3 };
+    const older: EngineBenchResult = {
+      settings,
+      clauseKinds: { expression: 3 },
+      slots: 3,
+      eventsPerSecond: 200_000,
+      eventsPerSecondRuns: [190_000, 200_000, 210_000],
+      eventsPerCpuSecond: 180_000,
+      decodedEventsPerCpuSecond: { engine: 150_000, withDecode: 120_000, decodeNsPerEvent: 1500 },
+      loadAverage: [1, 1],
+      nsPerEventShortHistory: 5000,
+      nsPerEventLongHistory: 5000,
+      historyCostRatio: 1,
+      stateBytesPerUser: 1300,
+      stateBytesPerUserPerCohort: 13,
+      longHistoryStateBytes: 1400,
+      engineNsPerEventAtReferenceHistory: 7000,
+      referenceNsPerEvent: 7_000_000,
+      referenceRatio: 1000,
+      referenceAgrees: true,
+    };
+    const newer: EngineBenchResult = { ...older, heapBytesPerEvent: 1586.4, newPlan: { coldEventsPerSecond: 70_000, warmEventsPerSecond: 110_000, coldRuns: [68_000, 72_000], warmRuns: [105_000, 115_000] } };
+    const text = renderResults({ ...base, engine: { ok: true, at: 'now', value: newer } });
+    expect(text).toContain('| V8 heap bytes allocated per event, garbage included (bench/allocated.ts) | 1,586 |');
+    expect(text).toContain("| events/s over a new plan's first 310,000 events (users from fresh states; its generated code not yet compiled), against the same events through the warm plan | 70,000 (runs: 68,000, 72,000) against 110,000 (runs: 105,000, 115,000) |");
+    const old = renderResults({ ...base, engine: { ok: true, at: 'now', value: older } });
+    expect(old).toContain('| events per CPU-second | 180,000 |');
+    expect(old).not.toContain('V8 heap bytes');
+    expect(old).not.toContain('a new plan');
   });
 
   it('shows a benchmark that could not run as not available, with no figure', () => {
