@@ -186,18 +186,12 @@ function measureThroughput(
 ): { schedule: Schedule; states: UserState[]; wallRates: number[]; cpuRates: number[]; heapBytesPerEvent: number } {
   const rounds = eventsPerUser * (runs + 1 + extraRounds);
   const schedule = scheduleOf(pool, users, rounds);
-  const events = schedule.events;
   const states: UserState[] = Array.from({ length: users }, () => newUserState());
   const cpuRates: number[] = [];
   const throughput = (run: number): number => {
     const cpu = process.cpuUsage();
     const start = process.hrtime.bigint();
-    for (let round = run * eventsPerUser; round < (run + 1) * eventsPerUser; round++) {
-      for (let user = 0; user < users; user++) {
-        const event = events[round * users + user] as EngineEvent;
-        segment(plan, states[user] as UserState, [event], contexts[user % contexts.length] as SegmentContext);
-      }
-    }
+    segmentRounds(plan, states, schedule, contexts, run * eventsPerUser, (run + 1) * eventsPerUser);
     const seconds = Number(process.hrtime.bigint() - start) / 1e9;
     const used = process.cpuUsage(cpu);
     cpuRates.push((users * eventsPerUser) / ((used.user + used.system) / 1e6));
@@ -273,11 +267,7 @@ function newPlanThroughput(
   const pass = (through: Plan): number => {
     const states = Array.from({ length: users }, () => newUserState());
     const start = process.hrtime.bigint();
-    for (let round = 0; round < rounds; round++) {
-      for (let user = 0; user < users; user++) {
-        segment(through, states[user] as UserState, [schedule.events[round * users + user] as EngineEvent], contexts[user % contexts.length] as SegmentContext);
-      }
-    }
+    segmentRounds(through, states, schedule, contexts, 0, rounds);
     return (rounds * users) / (Number(process.hrtime.bigint() - start) / 1e9);
   };
   const coldRuns: number[] = [];
@@ -287,6 +277,17 @@ function newPlanThroughput(
     warmRuns.push(pass(plan));
   }
   return { coldEventsPerSecond: median(coldRuns), warmEventsPerSecond: median(warmRuns), coldRuns, warmRuns };
+}
+
+/** Rounds [from, to) of the schedule through `plan`, one event per segment call, users interleaved. */
+function segmentRounds(plan: Plan, states: readonly UserState[], schedule: Schedule, contexts: readonly SegmentContext[], from: number, to: number): void {
+  const users = schedule.users;
+  const events = schedule.events;
+  for (let round = from; round < to; round++) {
+    for (let user = 0; user < users; user++) {
+      segment(plan, states[user] as UserState, [events[round * users + user] as EngineEvent], contexts[user % contexts.length] as SegmentContext);
+    }
+  }
 }
 
 /** Every user's stream, round by round: user u's is `streamOf(pool, u * 7919, rounds, 2026-01-01 plus u seconds)`. */
