@@ -15,8 +15,11 @@
 // log (`t!`, server/ingest/tick/commit-log.ts) beside the current layout, 0.9 entries of five transitions per event:
 // `log-entries`, a key per entry as a map with named fields (as the pipeline wrote it until 2026-11-28); `log-compact`,
 // a key per entry in its stored form (server/domain/reactions/log.ts); `log-grouped`, a batch's entries (as maps) in
-// one value; for the first two, `logBytesPerEntry` is an entry's stored bytes. Each line also gives the process's CPU
-// seconds (LevelDB's threads included).
+// one value; for the first two, `logBytesPerEntry` is an entry's stored bytes. And `stateless-runs`: what the
+// stateless route publishes (D24), each call's 10 events of one user appended at once, so stored as a block
+// (server/domain/events/blocks.ts) with a time-index key each and ids the server minted (no `ei!`), the compact log
+// entries beside them (run it with the route's publication groups as the batch, e.g. 770). Each line also gives the
+// process's CPU seconds (LevelDB's threads included).
 // Run: npm run build && node dist/bench/store-keys.js [events] [batch] [layout...] (default every layout; each twice,
 // alternating)
 
@@ -28,7 +31,7 @@ import { pathToFileURL } from 'node:url';
 import { ClassicLevel } from 'classic-level';
 import type { BatchOp } from '../server/store/contract.js';
 import { encodeValue, LEVEL_OPTIONS } from '../server/store/level.js';
-import { eventOps, partitionSeqOps } from '../server/domain/events/index.js';
+import { eventOps, mintEventId, partitionSeqOps, pushEventRunOps, type StoredEvent } from '../server/domain/events/index.js';
 import { clientIdKey, logKey, timeIndexKey, userEventKey } from '../server/domain/events/keys.js';
 import { TrackBodies, userIdOf } from './workload/bodies.js';
 import { sizeKey } from '../server/ingest/keys.js';
@@ -43,7 +46,9 @@ function countersOf(i: number): number[] {
   return codes;
 }
 
-const LAYOUTS = ['previous', 'current', 'no-time-index', 'no-id-index', 'short-ids', 'counter-keys', 'counter-journal', 'log-entries', 'log-compact', 'log-grouped'] as const;
+const LAYOUTS = ['previous', 'current', 'no-time-index', 'no-id-index', 'short-ids', 'counter-keys', 'counter-journal', 'log-entries', 'log-compact', 'log-grouped', 'stateless-runs'] as const;
+/** Events of one stateless call (bench/workload/bodies.ts StatelessBodies), published as one append. */
+const STATELESS_RUN = 10;
 type Layout = (typeof LAYOUTS)[number];
 
 /**
@@ -121,22 +126,31 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
     const touched = new Set<number>();
     const deltas = new Map<number, SizeDeltas>();
     const entries: TransitionLogEntry[] = [];
+    // stateless-runs: the current call's events, appended as one run once it has its 10 (or at the batch's end).
+    const runs = layout === 'stateless-runs';
+    let run: StoredEvent[] = [];
     for (let i = written; i < Math.min(events, written + batch); i++) {
-      const user = userIdOf(42, (i * 7919) % 100_000);
+      const user = userIdOf(42, ((runs ? Math.floor(i / STATELESS_RUN) : i) * 7919) % 100_000);
       const body = JSON.parse(bodies.forUser(i % 100_000)) as { name: string; properties: Record<string, unknown> };
       const timeMs = Date.UTC(2026, 0, 1) + i * 10;
-      const partition = i % partitions;
+      const partition = (runs ? Math.floor(i / STATELESS_RUN) : i) % partitions;
       const seq = ++(seqs[partition] as number);
       touched.add(partition);
       const shortIds = layout === 'short-ids';
       const userId = shortIds ? ((i * 7919) % 100_000).toString(36) : user;
-      const record = { id: randomUUID(), user_id: userId, name: body.name, time: new Date(timeMs).toISOString(), timeMs, properties: body.properties };
-      if (layout === 'previous') ops.push(...previousOps(partition, seq, org, record));
+      const record = { id: runs ? mintEventId(timeMs, randomUUID()) : randomUUID(), user_id: userId, name: body.name, time: new Date(timeMs).toISOString(), timeMs, properties: body.properties };
+      if (runs) {
+        run.push({ ...record, seq });
+        if (run.length === STATELESS_RUN) {
+          pushEventRunOps(ops, org, run);
+          run = [];
+        }
+      } else if (layout === 'previous') ops.push(...previousOps(partition, seq, org, record));
       else {
         const current = eventOps({ org: shortIds ? '1' : org, event: { ...record, seq } });
         ops.push(...(layout === 'no-time-index' ? current.filter((op) => !op.key.startsWith('et!')) : layout === 'no-id-index' ? current.filter((op) => !op.key.startsWith('ei!')) : current));
       }
-      if (layout === 'log-entries' || layout === 'log-compact' || layout === 'log-grouped') {
+      if (layout === 'log-entries' || layout === 'log-compact' || layout === 'log-grouped' || runs) {
         const entry = logEntryOf(i, org, user, record.id, timeMs);
         if (entry !== undefined) entries.push(entry);
       }
@@ -146,6 +160,7 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
         for (const code of countersOf(i)) changes.add(org, code, 1, i % 3 === 0 ? -1 : 1);
       }
     }
+    if (run.length > 0) pushEventRunOps(ops, org, run);
     if (layout === 'counter-keys') {
       // A key per changed counter, [generation, count], as AudienceSizes.opsFor wrote them.
       for (const [partition, changes] of deltas) {
@@ -159,7 +174,7 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
     }
     // A key per entry (what the pipeline writes), or the batch's entries as one value under its first cursor.
     if (layout === 'log-entries') for (const entry of entries) ops.push({ type: 'put', key: reactionsKeys.logEntry(++cursor), value: entry });
-    if (layout === 'log-compact') for (const entry of entries) ops.push({ type: 'put', key: reactionsKeys.logEntry(++cursor), value: storedLogEntry(entry) });
+    if (layout === 'log-compact' || layout === 'stateless-runs') for (const entry of entries) ops.push({ type: 'put', key: reactionsKeys.logEntry(++cursor), value: storedLogEntry(entry) });
     if (layout === 'log-grouped' && entries.length > 0) {
       ops.push({ type: 'put', key: reactionsKeys.logEntry(cursor + 1), value: entries });
       cursor += entries.length;
