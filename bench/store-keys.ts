@@ -130,10 +130,12 @@ export async function runStoreKeysBench(layout: Layout, events: number, batch: n
     const runs = layout === 'stateless-runs';
     let run: StoredEvent[] = [];
     for (let i = written; i < Math.min(events, written + batch); i++) {
-      const user = userIdOf(42, ((runs ? Math.floor(i / STATELESS_RUN) : i) * 7919) % 100_000);
+      // The unit a user and a partition are drawn for: the event, or a stateless call's run of events.
+      const unit = runs ? Math.floor(i / STATELESS_RUN) : i;
+      const user = userIdOf(42, (unit * 7919) % 100_000);
       const body = JSON.parse(bodies.forUser(i % 100_000)) as { name: string; properties: Record<string, unknown> };
       const timeMs = Date.UTC(2026, 0, 1) + i * 10;
-      const partition = (runs ? Math.floor(i / STATELESS_RUN) : i) % partitions;
+      const partition = unit % partitions;
       const seq = ++(seqs[partition] as number);
       touched.add(partition);
       const shortIds = layout === 'short-ids';
