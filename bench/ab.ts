@@ -9,8 +9,9 @@
 // given to node before the script instead of `npm start`'s (cli/node-options.ts): `--variant v8default=dist,
 // node:--max-semi-space-size=16`; a flag `env:NAME=VALUE` sets an environment variable of the server: `--variant
 // jemalloc=dist,env:LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2`); DIST `floor` runs this build's floor
-// server instead (bench/floor-server.ts: the least a server can do with the track calls: `--variant floor=floor`
-// stores them, `--variant engine=floor,--engine` also segments them; ingest mode only); `--mode ingest|stateless`;
+// server instead (bench/floor-server.ts: the least a server can do with the calls: `--variant floor=floor` stores
+// the track calls, `--variant engine=floor,--engine` also segments them; stateless calls are segmented and their
+// events published either way); `--mode ingest|stateless`;
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians,
 // with the server's CPU time per request (all threads, and its main thread, from /proc over the run) and its ingest
 // groups (events, time from start to commit, the owners' round trip in it, from /metrics): on a shared machine the
@@ -223,7 +224,6 @@ function parseArgs(argv: readonly string[]): AbOptions {
     if (!Number.isSafeInteger(n) || n < 1) throw new Error(`${name} must be a positive integer`);
   }
   if (rate !== undefined && !(Number.isSafeInteger(rate) && rate >= 1)) throw new Error('--rate must be a positive integer');
-  if (mode === 'stateless' && variants.some((variant) => variant.dist === FLOOR)) throw new Error('the floor server answers track calls only (--mode ingest)');
   return { variants, mode, users, rounds, seconds, rate };
 }
 

@@ -57,6 +57,11 @@ export interface HttpBenchResult {
    * can do, for what this machine allows (no keys, identity, validation, schemas, idempotency, counters, log).
    */
   readonly floor?: Comparison;
+  /**
+   * The same stateless calls served by the floor: the caller's state decoded, the events segmented on it, the answer
+   * sent, and the events published (stored one put each, segmented against the user's resident state), nothing else.
+   */
+  readonly floorStateless?: Comparison;
   readonly dataDirBytes: number;
   /** Rows kept from an earlier run by a partial one (`--only ingest`): which, and when they were measured. */
   readonly earlier?: { readonly at: string; readonly benchmarks: readonly string[] };
@@ -142,6 +147,16 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
       progress(`  ${name} run ${run}/${options.runs}: audience ${describe(r)}  (ratio ${(r.rps / b.rps).toFixed(3)}; ${describeUsage(usage)})`);
     };
 
+    // A server's stateless calls pass back the states that server prepared (one call without state per user).
+    const statelessTargetOf = (prepared: readonly { id: string; state: string }[], bodies: StatelessBodies) => (url: string): LoadTarget => ({
+      url,
+      path: '/ccs/v1/segmentation/stateless',
+      headers: { 'x-api-key': keys.publicKey },
+      body: () => {
+        const user = prepared[bodies.pickIndex(prepared.length)] as { id: string; state: string };
+        return bodies.withState(user.id, user.state);
+      },
+    });
     let statelessTarget: ((url: string) => LoadTarget) | undefined;
     let stateBytes = 0;
     let wholeStateBytes = 0;
@@ -151,15 +166,7 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
       const prepared = await prepareStates(server.url, keys.publicKey, options, stateless);
       wholeStateBytes = prepared.reduce((sum, p) => sum + Buffer.byteLength(p.state), 0) / prepared.length;
       stateBytes = prepared.reduce((sum, p) => sum + Buffer.byteLength(JSON.stringify((JSON.parse(p.state) as { internal_state: unknown }).internal_state)), 0) / prepared.length;
-      statelessTarget = (url) => ({
-        url,
-        path: '/ccs/v1/segmentation/stateless',
-        headers: { 'x-api-key': keys.publicKey },
-        body: () => {
-          const user = prepared[stateless.pickIndex(prepared.length)] as { id: string; state: string };
-          return stateless.withState(user.id, user.state);
-        },
-      });
+      statelessTarget = statelessTargetOf(prepared, stateless);
     }
 
     await settle('after seeding');
@@ -212,6 +219,13 @@ export async function runHttpBenches(options: HttpBenchOptions, progress: Progre
       for (let run = 1; run <= options.runs; run++) await pair('floor --engine', runs, trackTarget, run);
       // Its usage is the process's CPU alone: it serves no /metrics.
       result.floor = compare(...runs);
+      progress(`the floor: preparing ${options.statelessUsers.toLocaleString('en')} stateless users' states, then the same stateless calls`);
+      const floorBodies = new StatelessBodies(options.seed);
+      const floorTarget = statelessTargetOf(await prepareStates(server.url, keys.publicKey, options, floorBodies), floorBodies);
+      await settle('floor stateless');
+      const statelessRuns: Runs = [[], [], []];
+      for (let run = 1; run <= options.runs; run++) await pair('floor stateless', statelessRuns, floorTarget, run);
+      result.floorStateless = compare(...statelessRuns);
       await server.stop();
     }
     return result;

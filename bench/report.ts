@@ -84,6 +84,14 @@ export function renderResults(r: BenchResults): string {
       undefined,
     );
   }
+  if (http?.floorStateless) {
+    row(
+      'The floor for stateless segmentation (bench/floor-server.ts: the state decoded, the events segmented, the answer sent, the events published: stored with one put each and segmented; nothing else), req/s ÷ baseline',
+      '(reported)',
+      `${spread(http.floorStateless.ratio, ratio)}, p99 ${ms(http.floorStateless.p99.median)}`,
+      undefined,
+    );
+  }
   if (http?.fsync) row('Ingestion with --fsync, req/s ÷ baseline', '≥ 0.30', spread(http.fsync.ratio, ratio), http.fsync.ratio.median >= 0.3);
   else row('Ingestion with --fsync', '≥ 0.30 × baseline', missing(r.http) || 'not run', undefined);
   if (http?.stateless) {
@@ -219,6 +227,7 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
     used('(3) stateless', h.stateless),
     ...(h.threads ?? []).map((t) => used(`(1) with --threads ${t.threads}`, t)),
     used('the floor (bench/floor-server.ts --engine)', h.floor),
+    used('the floor, stateless', h.floorStateless),
   ].filter((row): row is string => row !== undefined);
   if (usageRows.length > 0) {
     out.push(
@@ -246,16 +255,25 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
   }
   if (h.floor !== undefined) {
     const f = h.floor;
+    const floorRow = (name: string, c: Comparison): string =>
+      `| ${name} | ${spread(c.rps, int)} | ${spread(c.baselineRps, int)} | ${spread(c.ratio, ratio)} | ${spread(c.p50, ms)} | ${spread(c.p99, ms)} | ${c.non2xx} |`;
     out.push(
-      '#### The floor: the same track calls, served by the least a server can do (bench/floor-server.ts --engine)',
+      '#### The floor: the same calls, served by the least a server can do (bench/floor-server.ts)',
       '',
-      'What this machine allows for ingestion: uWebSockets.js, the body parsed, one LevelDB put per event (its record in msgpack) in one batch per event-loop turn, answered once written, and the engine\'s segment step inline on the main thread over resident decoded states with the same 100 cohorts. No keys, identity (an alias is its own user), validation, schemas, idempotency index, size counters, transitions, access log or metrics. Run last, on a fresh data dir, after one track call per user; each run right after a baseline run like the others. It serves no /metrics, so its row of the table above has CPU figures only. `bench/ab.ts --variant floor=floor` compares it with any build.',
+      'What this machine allows for ingestion: uWebSockets.js, the body parsed, one LevelDB put per event (its record in msgpack) in one batch per event-loop turn, answered once written, and the engine\'s segment step inline on the main thread over resident decoded states with the same 100 cohorts. No keys, identity (an alias is its own user), validation, schemas, idempotency index, size counters, transitions, access log or metrics. Run last, on a fresh data dir, after one track call per user; each run right after a baseline run like the others. It serves no /metrics, so its rows of the table above have CPU figures only. `bench/ab.ts --variant floor=floor` compares it with any build (`--mode stateless` for the stateless calls).',
       '',
       '| server | req/s | baseline req/s | ratio | p50 | p99 | failed requests |',
       '|---|---|---|---|---|---|---|',
-      `| floor --engine | ${spread(f.rps, int)} | ${spread(f.baselineRps, int)} | ${spread(f.ratio, ratio)} | ${spread(f.p50, ms)} | ${spread(f.p99, ms)} | ${f.non2xx} |`,
+      floorRow('floor --engine, track calls', f),
+      ...(h.floorStateless === undefined ? [] : [floorRow('floor, stateless calls', h.floorStateless)]),
       '',
     );
+    if (h.floorStateless !== undefined) {
+      out.push(
+        'The stateless row: the same stateless calls as (3) (10 events and the state the server under test answered before), each served by the floor with no keys, validation, DEFLATE or encryption of the state (D42): the state decoded (the engine\'s own encoding, as the floor answered it), the 10 events segmented on it, the cohorts and the new state answered at once, and the events published as the spec has them (D24): stored with one put each in the turn\'s batch and segmented against the user\'s resident state. Its main thread does all of it, so it is bound by one core; the CPU per call of its row in the table above says what two cores would carry.',
+        '',
+      );
+    }
   }
   return out;
 }

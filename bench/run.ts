@@ -170,7 +170,7 @@ export async function main(argv: readonly string[]): Promise<void> {
     if (before?.ok === true && results.http.ok) {
       const fresh = results.http.value;
       const kept = before.value;
-      const earlier = (['ingest', 'fsync', 'stateless', 'threads', 'floor'] as const).filter((name) => fresh[name] === undefined && kept[name] !== undefined);
+      const earlier = (['ingest', 'fsync', 'stateless', 'threads', 'floor', 'floorStateless'] as const).filter((name) => fresh[name] === undefined && kept[name] !== undefined);
       if (earlier.length > 0) {
         const keptValues = Object.fromEntries(earlier.map((name) => [name, kept[name]]));
         results.http = { ...results.http, value: { ...fresh, ...keptValues, earlier: { at: kept.earlier?.at ?? before.at, benchmarks: earlier } } };

@@ -123,7 +123,7 @@ describe('usage table', () => {
     expect(text).toContain('| 0.64 (0.64–0.64) |  |  | 0.18 (0.18–0.18) | 23.5 | 16.90 ms |  |  |  |  |');
   });
 
-  it('reports the floor (bench/floor-server.ts --engine) in the targets, its own table and the usage table, with no group figures', () => {
+  it('reports the floor (bench/floor-server.ts) for track and stateless calls in the targets, its own table and the usage table, with no group figures', () => {
     const base = results(true);
     if (!base.http?.ok || base.http.value.ingest === undefined) throw new Error('the fixture has an ingestion result');
     const measured = base.http.value.ingest;
@@ -136,11 +136,21 @@ describe('usage table', () => {
       p99: spreadOf([9.5]),
       usage: { ...usage, ownerCores: spreadOf([0]), eventsPerGroup: none, groupMs: none, ownersMs: none, groupsPerBatch: none, residentShare: none, snapshotsPerThousand: none, deadlinesPerThousand: none },
     };
-    const text = renderResults({ ...base, http: { ...base.http, value: { ...base.http.value, floor } } });
+    const floorStateless: Comparison = { ...floor, rps: spreadOf([1_700]), ratio: spreadOf([0.17]), p99: spreadOf([31]) };
+    const text = renderResults({ ...base, http: { ...base.http, value: { ...base.http.value, floor, floorStateless } } });
     expect(text).toMatch(/\| The floor for ingestion \(bench\/floor-server.ts --engine: [^|]*\| \(reported\) \| 0.600× \(0.600×–0.600×\), p99 9.50 ms \|  \|/);
-    expect(text).toContain('#### The floor: the same track calls');
-    expect(text).toContain('| floor --engine | 6,000 (6,000–6,000) | 10,000 (10,000–10,000) | 0.600× (0.600×–0.600×) |');
+    expect(text).toMatch(/\| The floor for stateless segmentation \(bench\/floor-server.ts: [^|]*\| \(reported\) \| 0.170× \(0.170×–0.170×\), p99 31.00 ms \|  \|/);
+    expect(text).toContain('#### The floor: the same calls');
+    expect(text).toContain('| floor --engine, track calls | 6,000 (6,000–6,000) | 10,000 (10,000–10,000) | 0.600× (0.600×–0.600×) |');
+    expect(text).toContain('| floor, stateless calls | 1,700 (1,700–1,700) | 10,000 (10,000–10,000) | 0.170× (0.170×–0.170×) |');
+    expect(text).toContain('The stateless row: the same stateless calls as (3)');
     expect(text).toContain('| the floor (bench/floor-server.ts --engine) | 1.36 (1.36–1.36) | 0.64 (0.64–0.64) | 0.00 (0.00–0.00) | 0.51 (0.51–0.51) | 0.18 (0.18–0.18) |  |  |  |  |  |  |');
+    expect(text).toContain('| the floor, stateless | 1.36 (1.36–1.36) |');
+    // A floor result from before the stateless calls had one: no stateless row.
+    const older = renderResults({ ...base, http: { ...base.http, value: { ...base.http.value, floor } } });
+    expect(older).toContain('| floor --engine, track calls |');
+    expect(older).not.toContain('stateless calls |');
+    expect(older).not.toContain('The floor for stateless segmentation');
     // Without a floor result, none of it.
     expect(renderResults(base)).not.toContain('floor');
   });
