@@ -10,6 +10,8 @@ import { ratiosOf, spreadOf } from '../../bench/stats.js';
 import type { ReferenceBenchResult } from '../../bench/reference.js';
 import type { MemoryBenchResult } from '../../bench/memory.js';
 import type { EngineBenchResult } from '../../bench/engine.js';
+import type { Comparison } from '../../bench/http.js';
+import type { LoadResult } from '../../bench/load.js';
 
 const base: BenchResults = {
   command: 'npm run bench',
@@ -37,6 +39,35 @@ describe('bench report', () => {
     expect(met).toMatch(/reference evaluator at 10,000 events of history \| ≥ 1000× \| 1,500× \| met \|/);
     const missed = renderResults({ ...base, reference: { ok: true, at: 'now', value: reference(900) } });
     expect(missed).toMatch(/\| 900× \| \*\*missed\*\* \|/);
+  });
+
+  it("sets the ingestion p99 beside the bare baseline's own and the rate its spread asks for p99 ≤ 10 ms", () => {
+    // Baseline runs: 10,000 req/s with a p99 of 12 ms (mean 50 / 10,000 s = 5 ms: 2.4x), 20,000 with 8 ms (2.5 ms:
+    // 3.2x); at the median spread 2.8 a p99 within 10 ms needs 50 / 10 ms x 2.8 = 14,000 req/s.
+    const load: LoadResult = {
+      rps: 3_000,
+      ok: 3_000,
+      non2xx: 0,
+      errors: 0,
+      timeouts: 0,
+      statusCodes: { 200: 3_000 },
+      latency: { p50: 9, p90: 20, p99: 30, p999: 40, max: 50 },
+      bodyBytes: { min: 400, mean: 450, max: 500 },
+    };
+    const ingest: Comparison = {
+      runs: [load, { ...load, rps: 5_000 }],
+      baselineRuns: [{ ...load, rps: 10_000 }, { ...load, rps: 20_000 }],
+      rps: spreadOf([3_000, 5_000]),
+      baselineRps: spreadOf([10_000, 20_000]),
+      ratio: ratiosOf([3_000, 5_000], [10_000, 20_000]),
+      p50: spreadOf([9, 11]),
+      p99: spreadOf([30, 40]),
+      baselineP99: spreadOf([12, 8]),
+      non2xx: 0,
+    };
+    const seedReport = { cohorts: 100, users: 100_000, events: 550_000, eventsPerSecond: 2000, members: 1, rows: 1, importLoads: '200', seconds: 1 };
+    const text = renderResults({ ...base, http: { ok: true, at: 'now', value: { seedReport, ingest, dataDirBytes: 1 } } });
+    expect(text).toContain("| Ingestion p99 latency | ≤ 10 ms | 35.00 ms (30.00 ms–40.00 ms); the bare baseline's own 10.00 ms (8.00 ms–12.00 ms), 2.8× its mean: at that spread p99 ≤ 10 ms asks 14,000 req/s or more | **missed** |");
   });
 
   it("reports the engine's heap bytes per event and a new plan's first events when the result has them", () => {
