@@ -49,6 +49,9 @@ export interface BenchResults {
 
 const int = (n: number): string => Math.round(n).toLocaleString('en');
 const ms = (n: number): string => `${n.toFixed(2)} ms`;
+const spread = (s: Spread, format: (n: number) => string): string => `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
+const ratio = (n: number): string => `${n.toFixed(3)}×`;
+const met = (ok: boolean): string => (ok ? 'met' : '**missed**');
 
 /**
  * The bare baseline's own p99 in the same runs, and what p99 ≤ 10 ms asks at its spread: with a closed loop of
@@ -60,9 +63,6 @@ function baselineTail(c: Comparison, connections: number): string {
   const needs = (connections / 0.01) * k.median;
   return `the bare baseline's own ${spread(c.baselineP99, ms)}, ${k.median.toFixed(1)}× its mean: at that spread p99 ≤ 10 ms asks ${int(Math.round(needs / 100) * 100)} req/s or more`;
 }
-const spread = (s: Spread, format: (n: number) => string): string => `${format(s.median)} (${format(s.min)}–${format(s.max)})`;
-const ratio = (n: number): string => `${n.toFixed(3)}×`;
-const met = (ok: boolean): string => (ok ? 'met' : '**missed**');
 
 /** The number a backfill result reports as its rate, if it has one. */
 export function backfillRate(value: Record<string, unknown>): number | undefined {
