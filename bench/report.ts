@@ -87,22 +87,14 @@ export function renderResults(r: BenchResults): string {
     row(`Ingestion POST /v2.0/events, req/s ÷ baseline, ${r.load.connections} connections`, '≥ 0.40', spread(http.ingest.ratio, ratio), http.ingest.ratio.median >= 0.4);
     row('Ingestion p99 latency', '≤ 10 ms', `${spread(http.ingest.p99, ms)}; ${baselineTail(http.ingest, r.load.connections)}`, http.ingest.p99.median <= 10);
   } else row('Ingestion', '≥ 0.40 × baseline, p99 ≤ 10 ms', missing(r.http) || 'not run', undefined);
-  if (http?.floor) {
-    row(
-      'The floor for ingestion (bench/floor-server.ts --engine: the same calls parsed, stored with one put each and segmented, nothing else), req/s ÷ baseline',
-      '(reported)',
-      `${spread(http.floor.ratio, ratio)}, p99 ${ms(http.floor.p99.median)}`,
-      undefined,
-    );
-  }
-  if (http?.floorStateless) {
-    row(
-      'The floor for stateless segmentation (bench/floor-server.ts: the state decoded, the events segmented, the answer sent, the events published: stored with one put each and segmented; nothing else), req/s ÷ baseline',
-      '(reported)',
-      `${spread(http.floorStateless.ratio, ratio)}, p99 ${ms(http.floorStateless.p99.median)}`,
-      undefined,
-    );
-  }
+  const floorRow = (claim: string, c: Comparison | undefined): void => {
+    if (c !== undefined) row(`${claim}, req/s ÷ baseline`, '(reported)', `${spread(c.ratio, ratio)}, p99 ${ms(c.p99.median)}`, undefined);
+  };
+  floorRow('The floor for ingestion (bench/floor-server.ts --engine: the same calls parsed, stored with one put each and segmented, nothing else)', http?.floor);
+  floorRow(
+    'The floor for stateless segmentation (bench/floor-server.ts: the state decoded, the events segmented, the answer sent, the events published: stored with one put each and segmented; nothing else)',
+    http?.floorStateless,
+  );
   if (http?.fsync) row('Ingestion with --fsync, req/s ÷ baseline', '≥ 0.30', spread(http.fsync.ratio, ratio), http.fsync.ratio.median >= 0.3);
   else row('Ingestion with --fsync', '≥ 0.30 × baseline', missing(r.http) || 'not run', undefined);
   if (http?.stateless) {

@@ -11,7 +11,7 @@ import type { ReferenceBenchResult } from '../../bench/reference.js';
 import type { MemoryBenchResult } from '../../bench/memory.js';
 import type { EngineBenchResult } from '../../bench/engine.js';
 import type { Comparison } from '../../bench/http.js';
-import type { LoadResult } from '../../bench/load.js';
+import { loadResult } from './load-fixtures.js';
 
 const base: BenchResults = {
   command: 'npm run bench',
@@ -44,19 +44,9 @@ describe('bench report', () => {
   it("sets the ingestion p99 beside the bare baseline's own and the rate its spread asks for p99 ≤ 10 ms", () => {
     // Baseline runs: 10,000 req/s with a p99 of 12 ms (mean 50 / 10,000 s = 5 ms: 2.4x), 20,000 with 8 ms (2.5 ms:
     // 3.2x); at the median spread 2.8 a p99 within 10 ms needs 50 / 10 ms x 2.8 = 14,000 req/s.
-    const load: LoadResult = {
-      rps: 3_000,
-      ok: 3_000,
-      non2xx: 0,
-      errors: 0,
-      timeouts: 0,
-      statusCodes: { 200: 3_000 },
-      latency: { p50: 9, p90: 20, p99: 30, p999: 40, max: 50 },
-      bodyBytes: { min: 400, mean: 450, max: 500 },
-    };
     const ingest: Comparison = {
-      runs: [load, { ...load, rps: 5_000 }],
-      baselineRuns: [{ ...load, rps: 10_000 }, { ...load, rps: 20_000 }],
+      runs: [loadResult(3_000), loadResult(5_000)],
+      baselineRuns: [loadResult(10_000), loadResult(20_000)],
       rps: spreadOf([3_000, 5_000]),
       baselineRps: spreadOf([10_000, 20_000]),
       ratio: ratiosOf([3_000, 5_000], [10_000, 20_000]),

@@ -6,7 +6,7 @@ import { summarise } from '../../bench/profile-summary.js';
 import { renderResults, type BenchResults } from '../../bench/report.js';
 import { spreadOf } from '../../bench/stats.js';
 import type { Comparison } from '../../bench/http.js';
-import type { LoadResult } from '../../bench/load.js';
+import { loadResult } from './load-fixtures.js';
 
 const frame = (functionName: string) => ({ functionName, url: 'file:///x/server/route.js', lineNumber: 9 });
 
@@ -43,16 +43,7 @@ describe('profile summary', () => {
 });
 
 describe('usage table', () => {
-  const load: LoadResult = {
-    rps: 1000,
-    ok: 1000,
-    non2xx: 0,
-    errors: 0,
-    timeouts: 0,
-    statusCodes: { 200: 1000 },
-    latency: { p50: 5, p90: 8, p99: 12, p999: 20, max: 30 },
-    bodyBytes: { min: 400, mean: 450, max: 500 },
-  };
+  const load = loadResult(1000);
   const comparison = (withUsage: boolean): Comparison => ({
     runs: [load],
     baselineRuns: [{ ...load, rps: 10_000 }],
