@@ -1,6 +1,6 @@
 // An A/B comparison on one seeded data directory: two (or more) builds of the server, or one build with different
 // `serve` flags, each started in turn over the same data and measured right after a baseline run, for several
-// alternating rounds. What `npm run bench` cannot show quickly: whether a change moves the ingestion or stateless
+// rounds, the order reversed every other round. What `npm run bench` cannot show quickly: whether a change moves the ingestion or stateless
 // ratio beyond the run-to-run noise (each variant gets the same data, the same warm-up and the same neighbours).
 // A build to compare is a copy of dist/ inside this project (so that its imports find node_modules), e.g.
 //   npm run build && cp -r dist ab/before   # then change the code, npm run build again
@@ -15,7 +15,9 @@
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians,
 // with the server's CPU time per request (all threads, and its main thread, from /proc over the run) and its ingest
 // groups (events, time from start to commit, the owners' round trip in it, from /metrics): on a shared machine the
-// ratio moves with the neighbours' load, the CPU a request costs less. `--rate N` caps the load at N requests per
+// ratio moves with the neighbours' load, the CPU a request costs less. Each variant after the first is also compared
+// with the first round by round (ratio higher, CPU per request lower) with the sign test's p (stats.ts `signTestP`:
+// 3 rounds won of 4 is p = 0.63, what two runs of one build gave here). `--rate N` caps the load at N requests per
 // second (no baseline runs then, no ratio). It is autocannon's overallRate: each connection sends as fast as it is
 // answered until it has made its share of the second, then waits for the next second, so the requests come in a
 // burst at the start of each second, not as an even stream. The server is idle the rest of the second, so a
@@ -27,7 +29,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runLoad, sendAll, type LoadSettings, type LoadTarget } from './load.js';
 import { startAudience, startBaseline, startFloor, waitForIdle, type Running } from './processes.js';
-import { median } from './stats.js';
+import { compareVariants, median, roundOrder, roundsWonText, type VariantComparison } from './stats.js';
 import { withUsage } from './usage.js';
 import { parseVariantArg } from './variants.js';
 import { StatelessBodies, TrackBodies, userIdOf } from './workload/bodies.js';
@@ -143,7 +145,10 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
             },
           };
     for (let round = 1; round <= options.rounds; round++) {
-      for (const variant of options.variants) {
+      // The order reversed every other round (stats.ts), so that no variant always runs first: run in one order, two
+      // variants of one build gave the second 8 % less CPU per request at the medians, in 5 of 6 rounds (p = 0.22;
+      // docs/performance.md, How changes are judged).
+      for (const variant of roundOrder(options.variants, round - 1)) {
         server = await serve(variant, dataDir);
         try {
           // As the bench's restarted servers: one track call per user first, naming its id and its alias, so the users
@@ -242,13 +247,21 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     process.exit(2);
   }
   const runs = await runAb(options, (line) => process.stdout.write(`${line}\n`));
-  for (const variant of options.variants) {
+  const names = options.variants.map(({ name }) => name);
+  const ratio = compareVariants(names, runs, (run) => run.ratio);
+  const cpuPerRequest = compareVariants(names, runs, (run) => run.cpuUs, true);
+  const percent = (change: number | undefined): string => `${((change ?? 0) * 100).toFixed(1)} %`;
+  options.variants.forEach((variant, i) => {
     const own = runs.filter((run) => run.variant === variant.name);
     const ratios = own.map((run) => run.ratio.toFixed(3)).join(', ');
     const cpu = own.map((run) => Math.round(run.cpuUs)).join(', ');
+    const r = ratio[i] as VariantComparison;
+    const c = cpuPerRequest[i] as VariantComparison;
+    const against =
+      i === 0 ? '' : `; against ${names[0]}: ratio ${percent(r.change)}${roundsWonText(r, 'higher')}, server CPU ${percent(c.change)}${roundsWonText(c, 'lower')}`;
     process.stdout.write(
       `${variant.name}: median ratio ${median(own.map((run) => run.ratio)).toFixed(3)} (${ratios}), median p99 ${median(own.map((run) => run.p99)).toFixed(1)} ms, ` +
-        `median server CPU ${Math.round(median(own.map((run) => run.cpuUs)))} µs/request (${cpu}), main thread ${Math.round(median(own.map((run) => run.mainCpuUs)))}\n`,
+        `median server CPU ${Math.round(median(own.map((run) => run.cpuUs)))} µs/request (${cpu}), main thread ${Math.round(median(own.map((run) => run.mainCpuUs)))}${against}\n`,
     );
-  }
+  });
 }

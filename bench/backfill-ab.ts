@@ -12,7 +12,7 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { SERVE_NODE_OPTIONS } from '../cli/node-options.js';
-import { compareVariants, median } from './stats.js';
+import { compareVariants, median, roundsWonText, type VariantComparison } from './stats.js';
 import { parseAbArgs, runRounds } from './variants.js';
 import { runBackfillProcess, type SweepFigures } from './backfill.js';
 
@@ -30,11 +30,16 @@ export interface BackfillAbRun {
   readonly later: SweepFigures;
 }
 
+/** A sweep's median rate and, against the first variant, its rounds won (stats.ts) and the change of the medians. */
+export interface SweepComparison extends Omit<VariantComparison, 'median'> {
+  readonly eventsPerSecond: number;
+}
+
 export interface BackfillAbSummary {
   readonly variant: string;
   /** Median events replayed per second of the first and the later sweep, with the rounds won against the first variant. */
-  readonly first: { readonly eventsPerSecond: number; readonly roundsWon: number | undefined; readonly change: number | undefined };
-  readonly later: { readonly eventsPerSecond: number; readonly roundsWon: number | undefined; readonly change: number | undefined };
+  readonly first: SweepComparison;
+  readonly later: SweepComparison;
   /** Median CPU-seconds of the later sweep: the main thread and the partition owners. */
   readonly laterMainCpuSeconds: number;
   readonly laterOwnerCpuSeconds: number;
@@ -46,11 +51,11 @@ export function summarise(variants: readonly BackfillVariant[], runs: readonly B
   const later = compareVariants(names, runs, (r) => r.later.replayedEventsPerSecond);
   return names.map((name, i) => {
     const own = runs.filter((r) => r.variant === name);
-    const sweep = (c: (typeof first)[number]) => ({ eventsPerSecond: c.median, roundsWon: c.roundsWon, change: c.change });
+    const sweep = ({ median: eventsPerSecond, ...against }: VariantComparison): SweepComparison => ({ eventsPerSecond, ...against });
     return {
       variant: name,
-      first: sweep(first[i] as (typeof first)[number]),
-      later: sweep(later[i] as (typeof later)[number]),
+      first: sweep(first[i] as VariantComparison),
+      later: sweep(later[i] as VariantComparison),
       laterMainCpuSeconds: median(own.map((r) => r.later.sweepMainThreadCpuSeconds)),
       laterOwnerCpuSeconds: median(own.map((r) => r.later.sweepOwnerThreadsCpuSeconds)),
     };
@@ -99,11 +104,10 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   log(`backfill A/B: ${rounds} rounds, the order reversed every other round; node ${SERVE_NODE_OPTIONS.join(' ')}`);
   const summary = await runBackfillAb(variants, rounds, settings, log);
   const percent = (change: number | undefined): string => (change === undefined ? '' : ` (${(change * 100).toFixed(1)} %)`);
-  const won = (w: number | undefined): string => (w === undefined ? '' : `, faster in ${w} of ${rounds} rounds`);
   for (const s of summary) {
     log(
-      `${s.variant}: first sweep median ${Math.round(s.first.eventsPerSecond).toLocaleString('en-US')} events/s${percent(s.first.change)}${won(s.first.roundsWon)}; ` +
-        `later sweep ${Math.round(s.later.eventsPerSecond).toLocaleString('en-US')}${percent(s.later.change)}${won(s.later.roundsWon)}; ` +
+      `${s.variant}: first sweep median ${Math.round(s.first.eventsPerSecond).toLocaleString('en-US')} events/s${percent(s.first.change)}${roundsWonText(s.first)}; ` +
+        `later sweep ${Math.round(s.later.eventsPerSecond).toLocaleString('en-US')}${percent(s.later.change)}${roundsWonText(s.later)}; ` +
         `later sweep's CPU: main thread ${s.laterMainCpuSeconds.toFixed(2)} s, owners ${s.laterOwnerCpuSeconds.toFixed(2)} s`,
     );
   }

@@ -14,7 +14,7 @@ import { execFile } from 'node:child_process';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { compareVariants, median, type VariantComparison } from './stats.js';
+import { compareVariants, median, roundsWonText, type VariantComparison } from './stats.js';
 import { parseAbArgs, runRounds } from './variants.js';
 
 const run = promisify(execFile);
@@ -39,8 +39,9 @@ export interface EngineAbSummary {
   readonly eventsPerSecond: number;
   readonly eventsPerCpuSecond: number;
   readonly largeEventsPerSecond: number | undefined;
-  /** Rounds in which this variant beat the first one on events/s (undefined for the first). */
+  /** Rounds in which this variant beat the first one on events/s, of the rounds both ran (undefined for the first). */
   readonly roundsWon: number | undefined;
+  readonly roundsCompared: number | undefined;
   /** Its median over the first variant's, minus 1 (undefined for the first). */
   readonly change: number | undefined;
 }
@@ -54,13 +55,14 @@ export function summarise(variants: readonly EngineVariant[], runs: readonly Eng
   return names.map((name, i) => {
     const own = runs.filter((r) => r.variant === name);
     const large = own.map((r) => r.largeEventsPerSecond).filter((v): v is number => v !== undefined);
-    const { median: eventsPerSecond, roundsWon, change } = rate[i] as VariantComparison;
+    const { median: eventsPerSecond, roundsWon, roundsCompared, change } = rate[i] as VariantComparison;
     return {
       variant: name,
       eventsPerSecond,
       eventsPerCpuSecond: median(own.map((r) => r.eventsPerCpuSecond)),
       largeEventsPerSecond: large.length === 0 ? undefined : median(large),
       roundsWon,
+      roundsCompared,
       change,
     };
   });
@@ -103,7 +105,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   const summary = await runEngineAb(variants, rounds, settings, log);
   for (const s of summary) {
     const large = s.largeEventsPerSecond === undefined ? '' : `, ${Math.round(s.largeEventsPerSecond).toLocaleString('en-US')} at the large working set`;
-    const against = s.change === undefined ? '' : `; ${(s.change * 100).toFixed(1)} % against ${summary[0]?.variant}, faster in ${s.roundsWon} of ${rounds} rounds`;
+    const against = s.change === undefined ? '' : `; ${(s.change * 100).toFixed(1)} % against ${summary[0]?.variant}${roundsWonText(s)}`;
     log(`${s.variant}: median ${Math.round(s.eventsPerSecond).toLocaleString('en-US')} events/s, ${Math.round(s.eventsPerCpuSecond).toLocaleString('en-US')} per CPU-second${large}${against}`);
   }
 }

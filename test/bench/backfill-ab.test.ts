@@ -33,14 +33,15 @@ describe('backfill A/B bench', () => {
     const [before, after] = summarise(variants, runs);
     expect(before).toEqual({
       variant: 'before',
-      first: { eventsPerSecond: 310, roundsWon: undefined, change: undefined },
-      later: { eventsPerSecond: 520, roundsWon: undefined, change: undefined },
+      first: { eventsPerSecond: 310, roundsWon: undefined, roundsCompared: undefined, change: undefined },
+      later: { eventsPerSecond: 520, roundsWon: undefined, roundsCompared: undefined, change: undefined },
       laterMainCpuSeconds: 1,
       laterOwnerCpuSeconds: 0.8,
     });
     // First sweep: slower in round 0, faster in rounds 1 and 2; later sweep: faster in every round.
     expect(after?.first.roundsWon).toBe(2);
     expect(after?.later.roundsWon).toBe(3);
+    expect(after?.later.roundsCompared).toBe(3);
     expect(after?.first.eventsPerSecond).toBe(330);
     expect(after?.later.change).toBeCloseTo(650 / 520 - 1, 10);
     expect(after?.laterOwnerCpuSeconds).toBe(0.55);

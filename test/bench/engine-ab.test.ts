@@ -32,11 +32,12 @@ describe('engine A/B bench', () => {
       result('after', 2, 130, 95),
     ];
     const [before, after] = summarise(variants, runs);
-    expect(before).toEqual({ variant: 'before', eventsPerSecond: 105, eventsPerCpuSecond: 52.5, largeEventsPerSecond: 80, roundsWon: undefined, change: undefined });
+    expect(before).toEqual({ variant: 'before', eventsPerSecond: 105, eventsPerCpuSecond: 52.5, largeEventsPerSecond: 80, roundsWon: undefined, roundsCompared: undefined, change: undefined });
     expect(after?.eventsPerSecond).toBe(120);
     expect(after?.largeEventsPerSecond).toBe(90);
     // Faster in rounds 0 and 2, slower in round 1.
     expect(after?.roundsWon).toBe(2);
+    expect(after?.roundsCompared).toBe(3);
     expect(after?.change).toBeCloseTo(120 / 105 - 1, 10);
   });
 
