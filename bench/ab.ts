@@ -1,7 +1,8 @@
 // An A/B comparison on one seeded data directory: two (or more) builds of the server, or one build with different
 // `serve` flags, each started in turn over the same data and measured right after a baseline run, for several
-// rounds, the order reversed every other round. What `npm run bench` cannot show quickly: whether a change moves the ingestion or stateless
-// ratio beyond the run-to-run noise (each variant gets the same data, the same warm-up and the same neighbours).
+// rounds, the order reversed every other round. What `npm run bench` cannot show quickly: whether a change moves
+// the ingestion or stateless ratio beyond the run-to-run noise (each variant gets the same data, the same warm-up
+// and the same neighbours).
 // A build to compare is a copy of dist/ inside this project (so that its imports find node_modules), e.g.
 //   npm run build && cp -r dist ab/before   # then change the code, npm run build again
 //   node dist/bench/ab.js --variant before=ab/before --variant after=dist --users 100000 --rounds 3

@@ -39,7 +39,7 @@ export interface EngineAbSummary {
   readonly eventsPerSecond: number;
   readonly eventsPerCpuSecond: number;
   readonly largeEventsPerSecond: number | undefined;
-  /** Rounds in which this variant beat the first one on events/s, of the rounds both ran (undefined for the first). */
+  /** Rounds in which this variant beat the first one on events/s, of the rounds both ran, ties left out (undefined for the first). */
   readonly roundsWon: number | undefined;
   readonly roundsCompared: number | undefined;
   /** Its median over the first variant's, minus 1 (undefined for the first). */

@@ -40,7 +40,7 @@ export interface VariantComparison {
   readonly median: number;
   /** Rounds in which it beat the first variant (undefined for the first). */
   readonly roundsWon: number | undefined;
-  /** Rounds both it and the first variant ran (undefined for the first). */
+  /** Rounds both it and the first variant ran, ties left out (undefined for the first). */
   readonly roundsCompared: number | undefined;
   /** Its median over the first variant's, minus 1 (undefined for the first). */
   readonly change: number | undefined;
@@ -48,7 +48,8 @@ export interface VariantComparison {
 
 /**
  * Per variant (in the order given), `figure` over its runs compared with the first variant round by round; a round
- * is won by the higher figure, or by the lower one with `lowerWins` (CPU per request).
+ * is won by the higher figure, or by the lower one with `lowerWins` (CPU per request). A round whose figures are
+ * equal is not compared (the sign test leaves ties out).
  */
 export function compareVariants<R extends RoundRun>(
   names: readonly string[],
@@ -67,7 +68,7 @@ export function compareVariants<R extends RoundRun>(
     let roundsCompared = 0;
     for (const [round, mine] of byRound(name)) {
       const theirs = reference.get(round);
-      if (theirs === undefined) continue;
+      if (theirs === undefined || figure(mine) === figure(theirs)) continue;
       roundsCompared++;
       if (lowerWins ? figure(mine) < figure(theirs) : figure(mine) > figure(theirs)) roundsWon++;
     }

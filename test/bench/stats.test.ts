@@ -32,13 +32,23 @@ describe('signTestP', () => {
 
 describe('compareVariants', () => {
   const run = (variant: string, round: number, figure: number) => ({ variant, round, figure });
-  const runs = [run('a', 0, 10), run('b', 0, 12), run('b', 1, 9), run('a', 1, 11), run('a', 2, 10), run('b', 2, 13), run('b', 3, 14)];
+  const runs = [
+    run('a', 0, 10),
+    run('b', 0, 12),
+    run('b', 1, 9),
+    run('a', 1, 11),
+    run('a', 2, 10),
+    run('b', 2, 13),
+    run('b', 3, 14),
+    run('a', 4, 12),
+    run('b', 4, 12),
+  ];
 
   it('counts the rounds both ran and those the candidate won, higher or lower winning', () => {
     const [a, higher] = compareVariants(['a', 'b'], runs, (r) => r.figure);
-    expect(a).toEqual({ median: 10, roundsWon: undefined, roundsCompared: undefined, change: undefined });
-    // Round 3 has no run of `a`: three rounds compared, `b` higher in rounds 0 and 2.
-    expect(higher).toEqual({ median: 12.5, roundsWon: 2, roundsCompared: 3, change: 12.5 / 10 - 1 });
+    expect(a).toEqual({ median: 10.5, roundsWon: undefined, roundsCompared: undefined, change: undefined });
+    // Round 3 has no run of `a` and round 4 is a tie: three rounds compared, `b` higher in rounds 0 and 2.
+    expect(higher).toEqual({ median: 12, roundsWon: 2, roundsCompared: 3, change: 12 / 10.5 - 1 });
     const [, lower] = compareVariants(['a', 'b'], runs, (r) => r.figure, true);
     expect(lower?.roundsWon).toBe(1);
     expect(lower?.roundsCompared).toBe(3);
