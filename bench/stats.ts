@@ -79,9 +79,10 @@ export function compareVariants<R extends RoundRun>(
 /**
  * The two-sided sign test of `won` rounds out of `rounds`: the chance that two builds no different would split the
  * rounds at least this unevenly, each round a coin toss. Of what the A/B scripts print, this is what says whether a
- * change is told apart from the machine's noise: on this shared VM two variants of one build came out up to 18 %
- * apart at the medians of six rounds, one ahead in 3 of 4 rounds in shorter runs (docs/performance.md, How changes
- * are judged); 3 of 4 is p = 0.63, and it takes 6 rounds of 6 (p = 0.031) or 8 of 9 (p = 0.039) to fall below 0.05.
+ * change is told apart from the machine's noise: on this shared VM two variants of one build came out up to 28 %
+ * apart at the medians of six to eight rounds, one ahead in 3 of 4 rounds in shorter runs (docs/performance.md, How
+ * changes are judged); 3 of 4 is p = 0.63, and it takes 6 rounds of 6 (p = 0.031) or 8 of 9 (p = 0.039) to fall
+ * below 0.05.
  */
 export function signTestP(won: number, rounds: number): number {
   if (!(Number.isInteger(won) && Number.isInteger(rounds) && rounds >= 0 && won >= 0 && won <= rounds)) throw new Error(`won ${won} of ${rounds} rounds`);
