@@ -258,7 +258,7 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
   }
   if (h.floor !== undefined) {
     const f = h.floor;
-    const floorRow = (name: string, c: Comparison): string =>
+    const floorTableRow = (name: string, c: Comparison): string =>
       `| ${name} | ${spread(c.rps, int)} | ${spread(c.baselineRps, int)} | ${spread(c.ratio, ratio)} | ${spread(c.p50, ms)} | ${spread(c.p99, ms)} | ${c.non2xx} |`;
     out.push(
       '#### The floor: the same calls, served by the least a server can do (bench/floor-server.ts)',
@@ -267,8 +267,8 @@ function renderHttp(o: Outcome<HttpBenchResult>): string[] {
       '',
       '| server | req/s | baseline req/s | ratio | p50 | p99 | failed requests |',
       '|---|---|---|---|---|---|---|',
-      floorRow('floor --engine, track calls', f),
-      ...(h.floorStateless === undefined ? [] : [floorRow('floor, stateless calls', h.floorStateless)]),
+      floorTableRow('floor --engine, track calls', f),
+      ...(h.floorStateless === undefined ? [] : [floorTableRow('floor, stateless calls', h.floorStateless)]),
       '',
     );
     if (h.floorStateless !== undefined) {
