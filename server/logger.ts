@@ -15,7 +15,7 @@ export interface ServiceLogger {
   /** One answered request (the HTTP layer's onResponse). */
   request(info: ResponseInfo): void;
   /** A message of the service (failures, retries, stops) as one line. */
-  message(level: 'info' | 'warn' | 'error', text: string): void;
+  message(level: 'debug' | 'info' | 'warn' | 'error', text: string): void;
 }
 
 /**

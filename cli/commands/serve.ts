@@ -15,6 +15,7 @@ import { describeKeys, serveUrl } from './init.js';
 import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js';
 import { coalesceLines } from '../../server/log.js';
 import { DEFAULT_HELPER_NICE, lowerHelperThreads } from '../../server/thread-priority.js';
+import { DEFAULT_MALLOC_TRIM_SECONDS, startMallocTrimmer } from '../../server/malloc-trim.js';
 
 interface ServeOptions {
   data: string;
@@ -22,6 +23,7 @@ interface ServeOptions {
   host: string;
   threads?: string;
   helperNice: string;
+  mallocTrimEvery: string;
   tlsCert?: string;
   tlsKey?: string;
   trustProxy?: boolean;
@@ -71,6 +73,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--host <host>', 'address to listen on', '127.0.0.1'))
     .addOption(envOption('--threads <n>', `partition owners: piscina worker threads keeping users' states resident; 0 evaluates in the main thread (default ${defaultThreads()}: one per core beyond the first, at least one)`))
     .addOption(envOption('--helper-nice <n>', "added to the nice value of every thread but the main one (partition owners, LevelDB's and V8's helpers): the main thread, which serves HTTP and builds every ingest group, wins a contended core; 0 leaves them equal (Linux)", String(DEFAULT_HELPER_NICE)))
+    .addOption(envOption('--malloc-trim-every <seconds>', "hand the C allocator's free memory (freed by LevelDB, the owners, the HTTP layer) back to the system every this many seconds, off the event loop (glibc's malloc_trim; Linux); 0 never", String(DEFAULT_MALLOC_TRIM_SECONDS)))
     .addOption(envOption('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key'))
     .addOption(envOption('--tls-key <file>', 'TLS private key (PEM)'))
     .addOption(envOption('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)'))
@@ -105,6 +108,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const bodyLimit = parseInteger(options.bodyLimit, '--body-limit', 1, 2 ** 31);
       const threads = options.threads === undefined ? defaultThreads() : parseInteger(options.threads, '--threads', 0, 256);
       const helperNice = parseInteger(options.helperNice, '--helper-nice', 0, 19);
+      const mallocTrimMs = parseInteger(options.mallocTrimEvery, '--malloc-trim-every', 0, 86_400) * 1000;
       const corsOrigins = parseCorsOrigins(options.corsOrigins);
       const legacyPort = options.legacyPort === undefined ? undefined : parseInteger(options.legacyPort, '--legacy-port', 0, 65535);
       if (options.metrics !== 'on' && options.metrics !== 'off') throw new CliError(`--metrics must be on or off, not "${options.metrics}"`, 2);
@@ -170,10 +174,12 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         stdout(`listening on ${service.url}\n`);
         if (service.legacyUrl !== undefined) stdout(`legacy routes (D47) listening on ${service.legacyUrl}\n`);
         stdout.flush(); // the announcements leave now: whoever waits for them reads them at once
+        const trimmer = await startMallocTrimmer(mallocTrimMs, (level, text) => logger.message(level, text));
         await stopped;
         logger.message('info', 'stopping: finishing in-flight requests');
         await service.close();
         priority.stop();
+        await trimmer?.stop();
         logger.message('info', 'stopped');
       } finally {
         stdout.flush();

@@ -1,8 +1,8 @@
 // `npm run package`: builds dist/audience, ONE executable in Node's single executable application format (SEA) that
 // runs every command on a machine with no Node and no node_modules. Steps: esbuild bundles the worker file and the
-// CLI (from dist/, what the tests run) into CommonJS, with three shims (uWebSockets.js and classic-level load their
-// addons from the written-out assets, piscina starts its threads on the written-out worker file); node writes the
-// SEA blob (script + assets: the two addons for this platform and Node ABI, and the worker); postject injects it
+// CLI (from dist/, what the tests run) into CommonJS, with four shims (uWebSockets.js, classic-level and koffi load
+// their addons from the written-out assets, piscina starts its threads on the written-out worker file); node writes
+// the SEA blob (script + assets: the three addons for this platform and Node ABI, and the worker); postject injects it
 // into a copy of this node binary. The addons are this machine's: the executable runs where this node runs.
 
 import { createHash } from 'node:crypto';
@@ -33,23 +33,34 @@ function packageDir(name: string): string {
   return dir;
 }
 
-/** The addon files for this platform and this node's ABI, exactly as the packages themselves would pick them. */
-function addonPaths(): { uws: string; classicLevel: string } {
+/**
+ * The addon files for this platform and this node's ABI, exactly as the packages themselves would pick them (koffi's:
+ * its glibc build on Linux, what server/malloc-trim.ts calls into).
+ */
+function addonPaths(): { uws: string; classicLevel: string; koffi: string } {
   const uws = join(packageDir('uWebSockets.js'), 'dist', 'bin', `uws_${process.platform}_${process.arch}_${process.versions.modules}.node`);
   const nodeGypBuild = require('node-gyp-build') as { path(dir: string): string };
   const classicLevel = nodeGypBuild.path(packageDir('classic-level'));
-  return { uws, classicLevel };
+  const koffi = join(packageDir(`@koromix/koffi-${process.platform}-${process.arch}`), `${process.platform}_${process.arch}`, 'koffi.node');
+  if (!existsSync(koffi)) throw new Error(`${koffi} is missing: run npm install`);
+  return { uws, classicLevel, koffi };
 }
 
-/** Replaces `from` by `to` in one file of a package as esbuild loads it; fails the build if `from` is not there. */
-function patch(name: string, file: RegExp, from: string, to: string): Plugin {
+/**
+ * Replaces each `from` by its `to` in one file of a package as esbuild loads it; fails the build if a `from` is not
+ * there.
+ */
+function patch(name: string, file: RegExp, edits: ReadonlyArray<readonly [from: string, to: string]>): Plugin {
   return {
     name,
     setup(b) {
       b.onLoad({ filter: file }, (args) => {
-        const text = readFileSync(args.path, 'utf8');
-        if (!text.includes(from)) throw new Error(`${name}: "${from}" is not in ${args.path} any more; update cli/package/build.ts`);
-        return { contents: text.replace(from, to), loader: 'js' };
+        let text = readFileSync(args.path, 'utf8');
+        for (const [from, to] of edits) {
+          if (!text.includes(from)) throw new Error(`${name}: "${from}" is not in ${args.path} any more; update cli/package/build.ts`);
+          text = text.replace(from, to);
+        }
+        return { contents: text, loader: 'js' };
       });
     },
   };
@@ -84,9 +95,16 @@ const shims: Plugin[] = [
   // uWebSockets.js (uws-pack) requires its .node file next to itself: the executable has it written out (setup.ts).
   virtual('audience-uws', /^uWebSockets\.js$/, 'module.exports = globalThis.__audienceNative.uws();'),
   // classic-level finds its addon with node-gyp-build under its own folder; same answer, from the written-out file.
-  patch('audience-classic-level', /classic-level[\\/]binding\.js$/, "require('node-gyp-build')(__dirname)", 'globalThis.__audienceNative.classicLevel()'),
+  patch('audience-classic-level', /classic-level[\\/]binding\.js$/, [["require('node-gyp-build')(__dirname)", 'globalThis.__audienceNative.classicLevel()']]),
+  // koffi looks for its addon in its per-platform package or beside itself (a require made from import.meta.url,
+  // which a CommonJS bundle has not); same answer, from the written-out file.
+  patch('audience-koffi', /koffi[\\/]src[\\/]koffi[\\/]index\.js$/, [
+    ['createRequire(import.meta.url)', 'createRequire(__filename)'],
+    ['loadStatic(pkg) ?? loadDynamic(import.meta.dirname, pkg, triplets)', 'globalThis.__audienceNative.koffi()'],
+  ]),
+  patch('audience-koffi-static', /koffi[\\/]src[\\/]koffi[\\/]src[\\/]static\.js$/, [['createRequire(import.meta.url)', 'createRequire(__filename)']]),
   // piscina starts every thread on its own worker.js beside it; the executable's worker file is that host too.
-  patch('audience-piscina', /piscina[\\/]dist[\\/]index\.js$/, "(0, node_path_1.resolve)(__dirname, 'worker.js')", 'globalThis.__audiencePiscinaWorker'),
+  patch('audience-piscina', /piscina[\\/]dist[\\/]index\.js$/, [["(0, node_path_1.resolve)(__dirname, 'worker.js')", 'globalThis.__audiencePiscinaWorker']]),
 ];
 
 async function bundle(entry: string, outfile: string, plugins: Plugin[], define: Record<string, string> = {}): Promise<void> {
@@ -139,7 +157,7 @@ async function main(): Promise<void> {
     [ASSETS.dashboardCss]: join(DIST, 'dashboard', 'app.css'),
   };
   for (const file of Object.values(dashboard)) if (!existsSync(file)) throw new Error(`${file} is missing: run npm run build first`);
-  const assetsBuild = `${version}-${sha256(workerFile, addons.uws, addons.classicLevel, ...Object.values(dashboard))}`;
+  const assetsBuild = `${version}-${sha256(workerFile, addons.uws, addons.classicLevel, addons.koffi, ...Object.values(dashboard))}`;
   const script = join(OUT, 'audience.cjs');
   await bundle(join(DIST, 'cli', 'package', 'main.js'), script, shims, {
     AUDIENCE_PACKAGE_VERSION: JSON.stringify(version),
@@ -154,7 +172,7 @@ async function main(): Promise<void> {
       main: script,
       output: blob,
       disableExperimentalSEAWarning: true,
-      assets: { [ASSETS.uws]: addons.uws, [ASSETS.classicLevel]: addons.classicLevel, [ASSETS.worker]: workerFile, ...dashboard },
+      assets: { [ASSETS.uws]: addons.uws, [ASSETS.classicLevel]: addons.classicLevel, [ASSETS.koffi]: addons.koffi, [ASSETS.worker]: workerFile, ...dashboard },
     }),
   );
   execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'inherit' });

@@ -14,7 +14,7 @@ const sea = createRequire(process.execPath)('node:sea') as SeaAssets & { isSea()
 if (!sea.isSea()) throw new Error('cli/package/main.js runs only inside the single executable built by `npm run package`');
 const paths = writeOutAssets(sea, AUDIENCE_ASSETS_BUILD);
 const natives = globalThis as { __audienceNative?: Record<string, () => unknown>; __audiencePiscinaWorker?: string };
-natives.__audienceNative = { uws: () => loadAddon(paths.uws), classicLevel: () => loadAddon(paths.classicLevel) };
+natives.__audienceNative = { uws: () => loadAddon(paths.uws), classicLevel: () => loadAddon(paths.classicLevel), koffi: () => loadAddon(paths.koffi) };
 // piscina starts each thread on its own worker.js, which then loads the task file: here one file is both (worker.ts).
 natives.__audiencePiscinaWorker = paths.worker;
 setWorkerFilename(paths.worker);

@@ -181,6 +181,19 @@ describe('audience serve', () => {
     expect(refused.stderr).toMatch(/--helper-nice must be an integer from 0 to 19, not "20"/);
   });
 
+  it('hands the C allocator\'s free memory back every --malloc-trim-every seconds, and refuses a bad value with exit 2', async () => {
+    const server = serve(['--data', await newDataDir(), '--port', '0', '--malloc-trim-every', '1', '--log-level', 'debug']);
+    // A pass a second, each logged at debug with the RSS around it (nothing to trim with off Linux, said once at info).
+    const line = process.platform === 'linux' ? /"level":"debug".*malloc_trim: \d+\.\d ms, RSS \d+ -> \d+ MiB/ : /nothing to trim with/;
+    await server.waitFor(line);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+
+    const refused = await runCliProcess(['serve', '--data', await newDataDir(), '--port', '0', '--malloc-trim-every', '-1']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--malloc-trim-every must be an integer from 0 to 86400, not "-1"/);
+  });
+
   it('refuses a malformed --cors-origins entry with exit 2 before touching the data directory (D43)', async () => {
     const data = await newDataDir();
     const result = await runCliProcess(['serve', '--data', data, '--port', '0', '--cors-origins', 'https://ok.example,https://bad.example/app']);

@@ -1,7 +1,7 @@
 // `npm run package` (issue 14): the single executable runs on its own. The test builds it, copies it ALONE into an
 // empty directory (no node_modules, no dist/, no node on PATH, a fresh HOME so its addons are written out anew) and
-// drives it there: --version, init, offline keys, serve with a worker thread (so the piscina worker file and both
-// native addons come from the executable's assets), the dashboard's files (assets too), an event tracked with the printed public key, an online CLI
+// drives it there: --version, init, offline keys, serve with a worker thread (so the piscina worker file and the
+// three native addons come from the executable's assets: koffi's by a pass of --malloc-trim-every), the dashboard's files (assets too), an event tracked with the printed public key, an online CLI
 // command against it, SIGTERM to a clean exit, and the directory reopened offline afterwards.
 
 import { execFile } from 'node:child_process';
@@ -53,11 +53,13 @@ describe('the single executable', () => {
   });
 
   it('serves from an empty directory with a worker thread, and stops on SIGTERM', async () => {
-    const server = startProgram(exe, ['serve', '--data', 'data', '--port', '0', '--threads', '1', '--log-level', 'warn'], env, dir.path);
+    const server = startProgram(exe, ['serve', '--data', 'data', '--port', '0', '--threads', '1', '--malloc-trim-every', '1', '--log-level', 'debug'], env, dir.path);
     try {
       const [, publicKey] = await server.waitFor(/public key:\s+(\S+)/);
       const [, privateKey] = await server.waitFor(/private key[^:]*:\s+(\S+)/);
       const [, url] = await server.waitFor(/listening on (http:\/\/\S+)/);
+      // koffi's addon, written out and loaded: glibc's malloc_trim called (server/malloc-trim.ts).
+      if (process.platform === 'linux') await server.waitFor(/"level":"debug".*malloc_trim: \d+\.\d ms/);
       const health = await fetch(`${url}/healthz`);
       expect(health.status).toBe(200);
       // The dashboard's files come from the executable's assets too.
