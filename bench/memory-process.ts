@@ -1,8 +1,10 @@
 // The process of benchmark (6): the real ingest pipeline (server/ingest, threads 0 as `serve` runs it) over LevelDB
 // in a temp dir, with the 100 bench cohorts; one event appended for each of N users, RSS read at every step.
 // Prints one JSON line per step and a final one. Run by bench/memory.ts: node dist/bench/memory-process.js N STEPS
-// [--in-flight K] [--decoded-states D] (K appends kept in flight, default 4,096; `serve --decoded-states`: the owner
-// keeps D states decoded, the others packed; default all).
+// [--in-flight K] [--decoded-states D] [--malloc-trim-every S] (K appends kept in flight, default 4,096; `serve
+// --decoded-states`: the owner keeps D states decoded, the others packed; default all; `serve --malloc-trim-every`:
+// glibc's free arena memory handed back every S seconds, default serve's, 0 never; the RSS is read before and after
+// a pass of it).
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -12,6 +14,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import { openIngestPipeline } from '../server/ingest/index.js';
+import { DEFAULT_MALLOC_TRIM_SECONDS, MallocTrimmer, loadMallocTrim } from '../server/malloc-trim.js';
 import type { NewEvent } from '../server/ingest/types.js';
 import { openLevelStore } from '../server/store/level.js';
 import { SampleGenerator } from '../test/support/sample-cohorts.js';
@@ -21,15 +24,16 @@ import { TrackBodies, userIdOf } from './workload/bodies.js';
 const users = Number(process.argv[2] ?? '1000000');
 const steps = Number(process.argv[3] ?? '10');
 /** The value after `flag` in the arguments, as a number (undefined when absent). */
-function option(flag: string): number | undefined {
+function option(flag: string, min = 1): number | undefined {
   const at = process.argv.indexOf(flag);
   if (at < 0) return undefined;
   const value = Number(process.argv[at + 1]);
-  if (!Number.isSafeInteger(value) || value < 1) throw new Error(`${flag}: expected a whole number >= 1, not "${process.argv[at + 1]}"`);
+  if (!Number.isSafeInteger(value) || value < min) throw new Error(`${flag}: expected a whole number >= ${min}, not "${process.argv[at + 1]}"`);
   return value;
 }
 const decodedStates = option('--decoded-states');
 const IN_FLIGHT = option('--in-flight') ?? DEFAULT_IN_FLIGHT;
+const trimSeconds = option('--malloc-trim-every', 0) ?? DEFAULT_MALLOC_TRIM_SECONDS;
 const SEED = 43;
 const ORG = randomUUID();
 const WARM_USERS = 1_000;
@@ -48,6 +52,10 @@ const pipeline = await openIngestPipeline({
   plans: { planFor: () => ({ version: 1, cohorts }) },
   contexts: { contextFor: async () => ({ inImportedSegment: () => false, connectionRows: () => [] }) },
 });
+// serve's trimmer (server/malloc-trim.ts), as serve starts it; undefined with 0 or where there is no malloc_trim.
+const loadedTrim = trimSeconds === 0 ? undefined : await loadMallocTrim();
+if (loadedTrim !== undefined && 'unavailable' in loadedTrim) process.stderr.write(`no malloc_trim: ${loadedTrim.unavailable}\n`);
+const trimmer = loadedTrim !== undefined && 'trim' in loadedTrim ? new MallocTrimmer({ trim: loadedTrim.trim, everyMs: trimSeconds * 1000 }) : undefined;
 // The same event properties as the HTTP benchmark's track calls.
 const bodies = new TrackBodies(SEED, users, 0);
 const eventFor = (): NewEvent => {
@@ -83,19 +91,24 @@ function rssFileBytes(): number | undefined {
   }
 }
 
-/** RSS once the heap has settled: a GC when exposed, and a moment for LevelDB's background work. */
-async function settledRss(): Promise<number> {
+/**
+ * RSS once the heap has settled (a GC when exposed, and a moment for LevelDB's background work): before a pass of the
+ * trimmer, and after it (what serve's process holds once its next pass has run; the same without a trimmer).
+ */
+async function settledRss(): Promise<{ rssBytes: number; rssUntrimmedBytes: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   await sleep(500);
   gc?.();
-  return process.memoryUsage().rss;
+  const rssUntrimmedBytes = process.memoryUsage().rss;
+  await trimmer?.pass();
+  return { rssBytes: process.memoryUsage().rss, rssUntrimmedBytes };
 }
 
 try {
   await appendUsers(users, WARM_USERS);
   const base = await settledRss();
-  process.stdout.write(`${JSON.stringify({ kind: 'start', rssBytes: base })}\n`);
+  process.stdout.write(`${JSON.stringify({ kind: 'start', ...base, mallocTrimSeconds: trimmer === undefined ? 0 : trimSeconds })}\n`);
   const step = Math.ceil(users / steps);
   let seconds = 0;
   for (let done = 0; done < users; ) {
@@ -104,14 +117,15 @@ try {
     await appendUsers(done, count);
     seconds += (Date.now() - started) / 1000;
     done += count;
-    const rss = await settledRss();
+    const { rssBytes, rssUntrimmedBytes } = await settledRss();
     const { heapUsed, arrayBuffers } = process.memoryUsage();
     // The V8 heap's pages in RSS: what it holds besides the live objects is free space it has not given back.
     const heapCommitted = getHeapStatistics().total_physical_size;
     const storeBytes = store.memoryBytes?.();
-    process.stdout.write(`${JSON.stringify({ kind: 'step', users: done, rssBytes: rss, rssFileBytes: rssFileBytes(), heapUsedBytes: heapUsed, heapCommittedBytes: heapCommitted, arrayBufferBytes: arrayBuffers, storeMemoryBytes: storeBytes, eventsPerSecond: done / seconds })}\n`);
+    process.stdout.write(`${JSON.stringify({ kind: 'step', users: done, rssBytes, rssUntrimmedBytes, rssFileBytes: rssFileBytes(), heapUsedBytes: heapUsed, heapCommittedBytes: heapCommitted, arrayBufferBytes: arrayBuffers, storeMemoryBytes: storeBytes, eventsPerSecond: done / seconds })}\n`);
   }
 } finally {
+  await trimmer?.stop();
   await pipeline.close();
   await store.close();
   await rm(dir, { recursive: true, force: true });

@@ -415,21 +415,33 @@ function tierOf(run: MemoryBenchResult): string {
 /**
  * Where each point's RSS is: the V8 heap (used, and its resident pages), array buffers, LevelDB's own estimate
  * (memtables, block cache), file-backed pages (LevelDB's mapped tables, the node binary) and the rest (other native
- * memory: the allocator's arenas and free lists, LevelDB's table indexes). A result without the file-backed figure
- * (older runs) leaves that column empty and counts those pages in the rest.
+ * memory: the allocator's arenas and free lists, LevelDB's table indexes); then the RSS before the trim pass and its
+ * bytes per user (from the warm-up's RSS before its pass). A result without the file-backed figure (older runs)
+ * leaves that column empty and counts those pages in the rest; one without the trim figures leaves theirs empty.
  */
-function memoryTable(points: MemoryBenchResult['points']): string[] {
+function memoryTable(run: MemoryBenchResult): string[] {
   const rest = (p: MemoryBenchResult['points'][number]): number | undefined =>
     p.heapCommittedBytes === undefined || p.storeMemoryBytes === undefined ? undefined : p.rssBytes - p.heapCommittedBytes - p.arrayBufferBytes - p.storeMemoryBytes - (p.rssFileBytes ?? 0);
+  const untrimmed = (p: MemoryBenchResult['points'][number]): string =>
+    p.rssUntrimmedBytes === undefined || run.baselineUntrimmedRssBytes === undefined
+      ? ''
+      : `${mib(p.rssUntrimmedBytes)} | ${int((p.rssUntrimmedBytes - run.baselineUntrimmedRssBytes) / p.users)}`;
   return [
-    '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | file-backed pages | rest of RSS | RSS bytes per user |',
-    '|---|---|---|---|---|---|---|---|---|',
-    ...points.map(
+    '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | file-backed pages | rest of RSS | RSS bytes per user | RSS before the trim pass | its bytes per user |',
+    '|---|---|---|---|---|---|---|---|---|---|---|',
+    ...run.points.map(
       (p) =>
-        `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(p.rssFileBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} |`,
+        `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(p.rssFileBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} | ${untrimmed(p) || ' | '} |`,
     ),
     '',
   ];
+}
+
+/** How the run's RSS was read: after a pass of serve's allocator trim, or as glibc left it. */
+function trimOf(run: MemoryBenchResult): string {
+  const seconds = run.mallocTrimSeconds ?? 0;
+  if (seconds === 0) return 'RSS after a GC';
+  return `RSS after a GC and a pass of the allocator trim serve runs every ${int(seconds)} s (\`--malloc-trim-every\`, server/malloc-trim.ts: glibc's \`malloc_trim(0)\` hands the free pages of its arenas back; what serve's process holds once its next pass has run; the last two columns are the RSS before that pass)`;
 }
 
 function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenchResult> | undefined, few: Outcome<MemoryBenchResult> | undefined): string[] {
@@ -437,16 +449,16 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
   if (!o.ok) return [...out, `Not available (${o.at}): ${o.reason}`, ''];
   const mem = o.value;
   out.push(
-    `Measured ${o.at}. A separate process (with serve's node options, cli/node-options.ts) runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${mem.inFlight === undefined ? '' : `${int(mem.inFlight)} appends in flight, `}${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the RSS after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
+    `Measured ${o.at}. A separate process (with serve's node options, cli/node-options.ts) runs the real ingest pipeline (server/ingest, evaluating in its own main thread, as \`serve --threads 0\` does) over LevelDB with the same 100 cohorts and appends one event for each of ${int(mem.users)} new users (${mem.inFlight === undefined ? '' : `${int(mem.inFlight)} appends in flight, `}${int(mem.eventsPerSecond)} appends/s; no HTTP, identity or imports, which hold bounded caches of their own). ${trimOf(mem)}, minus the same after a warm-up (${mib(mem.baselineRssBytes)}), divided by the users. The pipeline keeps users' decoded states resident up to a byte bound (\`--state-cache-bytes\`, here 1 GiB by its own estimate of each state's bytes; least recently used ones are snapshotted to LevelDB and forgotten), so the figure at 100,000 users is the cost of a hot user; past the bound the V8 heap and array buffers (the resident states) stay flat while the RSS still grows a little with the users (LevelDB's tables and indexes, the allocator). Where the RSS is: the V8 heap's live objects and its resident pages (live and free: the heap does not give pages back at once), the array buffers (each decoded state's numbers and flags), LevelDB by its own estimate (memtables and block cache, \`leveldb.approximate-memory-usage\`), the file-backed pages (\`RssFile\` in /proc: LevelDB's tables, which it maps to read them, and the node binary; pages the kernel can drop and read again), and the rest of the RSS: other native memory (the allocator's arenas and free lists, LevelDB's table indexes).`,
     '',
-    ...memoryTable(mem.points),
+    ...memoryTable(mem),
   );
   if (encoded?.ok) {
     const e = encoded.value;
     out.push(
       `The same with \`--decoded-states ${int(e.decodedStates ?? 0)}\` (measured ${encoded.at}; warm-up RSS ${mib(e.baselineRssBytes)}, ${int(e.eventsPerSecond)} appends/s): ${tierOf(e)}. Packed: only the words that differ from an empty state's (through a dictionary of their values) and the flags two to a byte, as the bytes of one string (engine/state/pack.ts); by default every state stays decoded (server/ingest/worker/resident-states.ts).`,
       '',
-      ...memoryTable(e.points),
+      ...memoryTable(e),
     );
   } else if (encoded !== undefined) out.push(`With \`--decoded-states\`: not available (${encoded.at}): ${encoded.reason}`, '');
   if (few?.ok) {
@@ -454,7 +466,7 @@ function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenc
     out.push(
       `The same with ${int(f.inFlight ?? 0)} appends in flight, as many as the HTTP benchmarks' connections (measured ${few.at}; warm-up RSS ${mib(f.baselineRssBytes)}, ${int(f.eventsPerSecond)} appends/s): with thousands in flight, more of their objects live through two young-generation collections and are promoted, and the pages the old generation frees them from stay resident, part-used (the V8 heap's resident pages); the other rows of this section keep ${int(mem.inFlight ?? 4_096)}, which fills a million users in minutes.`,
       '',
-      ...memoryTable(f.points),
+      ...memoryTable(f),
     );
   } else if (few !== undefined) out.push(`With fewer appends in flight: not available (${few.at}): ${few.reason}`, '');
   return out;

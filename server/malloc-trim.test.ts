@@ -64,7 +64,7 @@ describe('malloc_trim through koffi (serve --malloc-trim-every)', () => {
   it('runs a pass every everyMs until stopped, and stop waits for the running one', async () => {
     vi.useFakeTimers();
     const native = manualTrim();
-    const trimmer = new MallocTrimmer({ trim: native.trim, everyMs: 30_000, rss: () => 0 });
+    const trimmer = new MallocTrimmer({ trim: native.trim, everyMs: 30_000, rss: () => 0, cpuMicros: () => 0, nowMs: () => Date.now() });
     vi.advanceTimersByTime(29_999);
     expect(native.calls).toBe(0);
     vi.advanceTimersByTime(1);
@@ -84,11 +84,31 @@ describe('malloc_trim through koffi (serve --malloc-trim-every)', () => {
     expect(native.calls).toBe(1);
   });
 
+  it('skips the pass of an interval in which the process used half a core or more', async () => {
+    vi.useFakeTimers();
+    const native = manualTrim();
+    let cpu = 0; // microseconds
+    const trimmer = new MallocTrimmer({ trim: native.trim, everyMs: 10_000, rss: () => 0, cpuMicros: () => cpu, nowMs: () => Date.now() });
+    cpu += 5_000_000; // 5 s of CPU in 10 s: busy (BUSY_SHARE)
+    vi.advanceTimersByTime(10_000);
+    expect(native.calls).toBe(0);
+    expect(trimmer.skipped).toBe(1);
+    cpu += 4_999_000; // just under half a core: a pass
+    vi.advanceTimersByTime(10_000);
+    expect(native.calls).toBe(1);
+    native.finish();
+    cpu += 12_000_000; // more than a core (the owners, LevelDB's threads): busy
+    vi.advanceTimersByTime(10_000);
+    expect(native.calls).toBe(1);
+    expect(trimmer.skipped).toBe(2);
+    await trimmer.stop();
+  });
+
   it('stops its timer after a failed pass and says so once', async () => {
     vi.useFakeTimers();
     const native = manualTrim();
     const errors: unknown[] = [];
-    const trimmer = new MallocTrimmer({ trim: native.trim, everyMs: 1_000, rss: () => 0, onError: (error) => errors.push(error) });
+    const trimmer = new MallocTrimmer({ trim: native.trim, everyMs: 1_000, rss: () => 0, cpuMicros: () => 0, nowMs: () => Date.now(), onError: (error) => errors.push(error) });
     vi.advanceTimersByTime(1_000);
     native.finish(new Error('no'));
     await vi.waitFor(() => expect(errors).toHaveLength(1));

@@ -6,7 +6,11 @@
 // against 458 MiB in use). `malloc_trim(0)` gives every free whole page of every arena back (madvise), but Node has no
 // call for it: koffi, a maintained FFI library with prebuilt binaries, calls it from libc, on a thread of libuv's pool
 // (koffi's asynchronous call), so the event loop never waits for a pass (tens of milliseconds with a gigabyte of
-// arenas). Only Linux with glibc has it; elsewhere (macOS, Windows, musl) nothing is trimmed and serve says why once.
+// arenas). A pass runs only when the process was not busy over the interval (below BUSY_SHARE of a core): under load
+// the allocator reuses its free memory at once, LevelDB's memtables churn through it, and the pages a pass hands back
+// are faulted in again (in bench/ab.ts a pass every second cost 275 against 234 µs of server CPU per ingested
+// request, lower in every round; docs/performance.md). Only Linux with glibc has malloc_trim; elsewhere (macOS,
+// Windows, musl) nothing is trimmed and serve says why once.
 
 import { memoryUsage } from 'node:process';
 
@@ -15,6 +19,9 @@ export type NativeTrim = (done: (error: unknown, released: boolean) => void) => 
 
 /** `serve --malloc-trim-every`'s default, in seconds. */
 export const DEFAULT_MALLOC_TRIM_SECONDS = 30;
+
+/** The timer skips its pass when the process used at least this share of one core since its last look. */
+export const BUSY_SHARE = 0.5;
 
 /** glibc's `malloc_trim`, or why it cannot be called here. */
 export async function loadMallocTrim(): Promise<{ trim: NativeTrim } | { unavailable: string }> {
@@ -41,10 +48,14 @@ export interface TrimPass {
 
 export interface MallocTrimmerOptions {
   readonly trim: NativeTrim;
-  /** Time between two passes (0: only by `pass()`). */
+  /** Time between two looks of the timer, each a pass unless the process was busy (0: only by `pass()`). */
   readonly everyMs: number;
   /** The process's resident bytes (tests). */
   readonly rss?: () => number;
+  /** The process's CPU time so far, in microseconds (tests). */
+  readonly cpuMicros?: () => number;
+  /** Monotonic time in milliseconds (tests). */
+  readonly nowMs?: () => number;
   /** Told of each pass, the timer's and `pass()`'s. */
   readonly onPass?: (pass: TrimPass) => void;
   /** Told when a pass failed; the timer stops then (a call that failed once is not repeated). */
@@ -52,21 +63,47 @@ export interface MallocTrimmerOptions {
 }
 
 /**
- * Runs a pass every `everyMs` (the timer does not keep the process alive) and on demand, one at a time: `pass()`
- * while one runs answers that one.
+ * Looks every `everyMs` (the timer does not keep the process alive) and runs a pass unless the process used
+ * BUSY_SHARE of a core or more since the last look; runs one on demand (`pass()`) too; one at a time: `pass()` while
+ * one runs answers that one.
  */
 export class MallocTrimmer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<TrimPass> | undefined;
   private stopped = false;
+  private readonly cpuMicros: () => number;
+  private readonly nowMs: () => number;
+  private lastCpu: number;
+  private lastLook: number;
+  /** Looks that found the process busy and ran no pass. */
+  skipped = 0;
 
   constructor(private readonly options: MallocTrimmerOptions) {
+    this.cpuMicros = options.cpuMicros ?? (() => {
+      const used = process.cpuUsage();
+      return used.user + used.system;
+    });
+    this.nowMs = options.nowMs ?? (() => performance.now());
+    this.lastCpu = this.cpuMicros();
+    this.lastLook = this.nowMs();
     if (options.everyMs > 0) {
-      this.timer = setInterval(() => {
-        this.pass().catch(() => undefined); // reported through onError, which also stops the timer
-      }, options.everyMs);
+      this.timer = setInterval(() => this.look(), options.everyMs);
       this.timer.unref();
     }
+  }
+
+  /** The timer's turn: a pass when the process was not busy since the last look. */
+  private look(): void {
+    const cpu = this.cpuMicros();
+    const now = this.nowMs();
+    const busy = (cpu - this.lastCpu) / 1000 >= BUSY_SHARE * (now - this.lastLook);
+    this.lastCpu = cpu;
+    this.lastLook = now;
+    if (busy) {
+      this.skipped++;
+      return;
+    }
+    this.pass().catch(() => undefined); // reported through onError, which also stops the timer
   }
 
   pass(): Promise<TrimPass> {

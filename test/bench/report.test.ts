@@ -179,7 +179,26 @@ describe('bench report', () => {
     // RSS 2^27 + 390,000,000 B = 500 MiB: V8 heap resident 128 MiB, buffers 32 MiB, LevelDB 64 MiB and file-backed
     // pages 16 MiB leave 260 MiB.
     expect(text).toContain('| 100,000 | 500 MiB | 64 MiB | 128 MiB | 32 MiB | 64 MiB | 16 MiB | 260 MiB | 3,900 |');
-    expect(text).toMatch(/\| 100,000 \| \d+ MiB \| 64 MiB \|  \| 32 MiB \|  \|  \|  \| 13,000 \|/);
+    expect(text).toMatch(/\| 100,000 \| \d+ MiB \| 64 MiB \|  \| 32 MiB \|  \|  \|  \| 13,000 \|  \|  \|/);
+    expect(text).toContain('no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the same');
+  });
+
+  it("reports the RSS after serve's allocator trim and before it, each per user from the warm-up's same reading", () => {
+    const trimmed: MemoryBenchResult = {
+      users: 100_000,
+      baselineRssBytes: 100 * 2 ** 20,
+      baselineUntrimmedRssBytes: 110 * 2 ** 20,
+      mallocTrimSeconds: 30,
+      points: [{ users: 100_000, rssBytes: 900 * 2 ** 20, rssUntrimmedBytes: 1_200 * 2 ** 20, heapUsedBytes: 2 ** 26, arrayBufferBytes: 2 ** 25, bytesPerUser: 8_389 }],
+      bytesPerUser: 8_389,
+      eventsPerSecond: 3_000,
+      inFlight: 4_096,
+    };
+    const text = renderResults({ ...base, memory: { ok: true, at: 'now', value: trimmed } });
+    expect(text).toContain('RSS after a GC and a pass of the allocator trim serve runs every 30 s (`--malloc-trim-every`');
+    // (1,200 - 110) MiB / 100,000 users = 11,429 B before the pass.
+    expect(text).toMatch(/\| 100,000 \| 900 MiB \| 64 MiB \|  \| 32 MiB \|  \|  \|  \| 8,389 \| 1200 MiB \| 11,429 \|/);
+    expect(text).toMatch(/Resident memory per hot user \(RSS at 100,000 users\), 100 cohorts \| ≤ 4,000 B \| 8,389 \| \*\*missed\*\* \|/);
   });
 
   it('rewrites only the section between the markers', async () => {
