@@ -73,7 +73,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--host <host>', 'address to listen on', '127.0.0.1'))
     .addOption(envOption('--threads <n>', `partition owners: piscina worker threads keeping users' states resident; 0 evaluates in the main thread (default ${defaultThreads()}: one per core beyond the first, at least one)`))
     .addOption(envOption('--helper-nice <n>', "added to the nice value of every thread but the main one (partition owners, LevelDB's and V8's helpers): the main thread, which serves HTTP and builds every ingest group, wins a contended core; 0 leaves them equal (Linux)", String(DEFAULT_HELPER_NICE)))
-    .addOption(envOption('--malloc-trim-every <seconds>', "hand the C allocator's free memory (freed by LevelDB, the owners, the HTTP layer) back to the system every this many seconds, off the event loop (glibc's malloc_trim; Linux); 0 never", String(DEFAULT_MALLOC_TRIM_SECONDS)))
+    .addOption(envOption('--malloc-trim-every <seconds>', "hand the C allocator's free memory (freed by LevelDB, the owners, the HTTP layer) back to the system every this many seconds unless the process used half a core or more since the last look (under load that memory is reused at once), off the event loop (glibc's malloc_trim; Linux); 0 never", String(DEFAULT_MALLOC_TRIM_SECONDS)))
     .addOption(envOption('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key'))
     .addOption(envOption('--tls-key <file>', 'TLS private key (PEM)'))
     .addOption(envOption('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)'))
