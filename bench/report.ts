@@ -441,7 +441,7 @@ function memoryTable(run: MemoryBenchResult): string[] {
 function trimOf(run: MemoryBenchResult): string {
   const seconds = run.mallocTrimSeconds ?? 0;
   if (seconds === 0) return 'RSS after a GC';
-  return `RSS after a GC and a pass of the allocator trim serve runs every ${int(seconds)} s (\`--malloc-trim-every\`, server/malloc-trim.ts: glibc's \`malloc_trim(0)\` hands the free pages of its arenas back; what serve's process holds once its next pass has run; the last two columns are the RSS before that pass)`;
+  return `RSS after a GC and a pass of the allocator trim serve runs every ${int(seconds)} s while the process is not busy (\`--malloc-trim-every\`, server/malloc-trim.ts: glibc's \`malloc_trim(0)\` hands the free pages of its arenas back; what serve's process holds once the load has stopped and its next look has run; the last two columns are the RSS before that pass)`;
 }
 
 function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenchResult> | undefined, few: Outcome<MemoryBenchResult> | undefined): string[] {

@@ -195,7 +195,7 @@ describe('bench report', () => {
       inFlight: 4_096,
     };
     const text = renderResults({ ...base, memory: { ok: true, at: 'now', value: trimmed } });
-    expect(text).toContain('RSS after a GC and a pass of the allocator trim serve runs every 30 s (`--malloc-trim-every`');
+    expect(text).toContain('RSS after a GC and a pass of the allocator trim serve runs every 30 s while the process is not busy (`--malloc-trim-every`');
     // (1,200 - 110) MiB / 100,000 users = 11,429 B before the pass.
     expect(text).toMatch(/\| 100,000 \| 900 MiB \| 64 MiB \|  \| 32 MiB \|  \|  \|  \| 8,389 \| 1200 MiB \| 11,429 \|/);
     expect(text).toMatch(/Resident memory per hot user \(RSS at 100,000 users\), 100 cohorts \| ≤ 4,000 B \| 8,389 \| \*\*missed\*\* \|/);
