@@ -34,16 +34,12 @@ export interface EngineAbRun {
   readonly largeEventsPerSecond: number | undefined;
 }
 
-export interface EngineAbSummary {
+/** A variant's medians and, on events/s against the first variant, its rounds won and change (stats.ts). */
+export interface EngineAbSummary extends Omit<VariantComparison, 'median'> {
   readonly variant: string;
   readonly eventsPerSecond: number;
   readonly eventsPerCpuSecond: number;
   readonly largeEventsPerSecond: number | undefined;
-  /** Rounds in which this variant beat the first one on events/s, of the rounds both ran, ties left out (undefined for the first). */
-  readonly roundsWon: number | undefined;
-  readonly roundsCompared: number | undefined;
-  /** Its median over the first variant's, minus 1 (undefined for the first). */
-  readonly change: number | undefined;
 }
 
 export const QUICK_ENGINE_SETTINGS: readonly string[] = ['--runs', '3', '--largeUsers', '0', '--longHistory', '1000', '--referenceHistory', '10', '--historyRepetitions', '1', '--referenceUsers', '1'];

@@ -424,14 +424,14 @@ function memoryTable(run: MemoryBenchResult): string[] {
     p.heapCommittedBytes === undefined || p.storeMemoryBytes === undefined ? undefined : p.rssBytes - p.heapCommittedBytes - p.arrayBufferBytes - p.storeMemoryBytes - (p.rssFileBytes ?? 0);
   const untrimmed = (p: MemoryBenchResult['points'][number]): string =>
     p.rssUntrimmedBytes === undefined || run.baselineUntrimmedRssBytes === undefined
-      ? ''
+      ? ' | '
       : `${mib(p.rssUntrimmedBytes)} | ${int((p.rssUntrimmedBytes - run.baselineUntrimmedRssBytes) / p.users)}`;
   return [
     '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | file-backed pages | rest of RSS | RSS bytes per user | RSS before the trim pass | its bytes per user |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...run.points.map(
       (p) =>
-        `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(p.rssFileBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} | ${untrimmed(p) || ' | '} |`,
+        `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(p.rssFileBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} | ${untrimmed(p)} |`,
     ),
     '',
   ];

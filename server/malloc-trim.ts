@@ -9,7 +9,7 @@
 // arenas). A pass runs only when the process was not busy over the interval (below BUSY_SHARE of a core): under load
 // the allocator reuses its free memory at once, LevelDB's memtables churn through it, and the pages a pass hands back
 // are faulted in again (in bench/ab.ts a pass every second cost 275 against 234 µs of server CPU per ingested
-// request, lower in every round; docs/performance.md). Only Linux with glibc has malloc_trim; elsewhere (macOS,
+// request at the medians, the ratio lower in every round; docs/performance.md). Only Linux with glibc has malloc_trim; elsewhere (macOS,
 // Windows, musl) nothing is trimmed and serve says why once.
 
 import { memoryUsage } from 'node:process';
@@ -150,8 +150,8 @@ export class MallocTrimmer {
 }
 
 /**
- * serve's trimmer: a pass every `everyMs` (0: none, and undefined), each logged at `debug`; where there is no
- * malloc_trim, undefined and one `info` line saying why.
+ * serve's trimmer: a look every `everyMs` (0: none, and undefined), a pass at each look that finds the process not
+ * busy, each pass logged at `debug`; where there is no malloc_trim, undefined and one `info` line saying why.
  */
 export async function startMallocTrimmer(
   everyMs: number,
