@@ -3,14 +3,14 @@
 // memtable inserts allocate, its compaction thread, the partition owners) and returns on its own only the free space
 // at the top of an arena, never the free pages between chunks still in use. At 100,000 resident users that free
 // memory was a third of the RSS (docs/performance.md, Memory: `malloc_stats()` counted 938 MiB taken from the system
-// against 458 MiB in use). `malloc_trim(0)` gives every free whole page of every arena back (madvise), but Node has no
-// call for it: koffi, a maintained FFI library with prebuilt binaries, calls it from libc, on a thread of libuv's pool
-// (koffi's asynchronous call), so the event loop never waits for a pass (tens of milliseconds with a gigabyte of
+// against 458 MiB in use). `malloc_trim(0)` gives every free whole page of every arena back (madvise), but Node has
+// no call for it: koffi, a maintained FFI library with prebuilt binaries, calls it from libc, on a thread of libuv's
+// pool (koffi's asynchronous call), so the event loop never waits for a pass (tens of milliseconds with a gigabyte of
 // arenas). A pass runs only when the process was not busy over the interval (below BUSY_SHARE of a core): under load
 // the allocator reuses its free memory at once, LevelDB's memtables churn through it, and the pages a pass hands back
-// are faulted in again (in bench/ab.ts a pass every second cost 275 against 234 µs of server CPU per ingested
-// request at the medians, the ratio lower in every round; docs/performance.md). Only Linux with glibc has malloc_trim; elsewhere (macOS,
-// Windows, musl) nothing is trimmed and serve says why once.
+// are faulted in again (in bench/ab.ts a pass every second cost 275 against 234 µs of server CPU per ingested request
+// at the medians, the ratio lower in every round; docs/performance.md). Only Linux with glibc has malloc_trim;
+// elsewhere (macOS, Windows, musl) nothing is trimmed and serve says why once.
 
 import { memoryUsage } from 'node:process';
 

@@ -1,8 +1,8 @@
 // What the single executable (`npm run package`) carries besides its script: native addons (uWebSockets.js,
-// classic-level, koffi) and the partition owners' worker file. Node loads none of them from inside the executable, so they are
-// written out once into a cache directory named by the build's content hash (concurrent starts are safe: each file
-// is written under a temporary name, then renamed) and loaded from there: addons with process.dlopen, the worker
-// by its path.
+// classic-level, koffi) and the partition owners' worker file. Node loads none of them from inside the executable, so
+// they are written out once into a cache directory named by the build's content hash (concurrent starts are safe:
+// each file is written under a temporary name, then renamed) and loaded from there: addons with process.dlopen, the
+// worker by its path.
 
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';

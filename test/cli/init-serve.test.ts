@@ -183,7 +183,8 @@ describe('audience serve', () => {
 
   it('hands the C allocator\'s free memory back every --malloc-trim-every seconds, and refuses a bad value with exit 2', async () => {
     const server = serve(['--data', await newDataDir(), '--port', '0', '--malloc-trim-every', '1', '--log-level', 'debug']);
-    // A pass a second, each logged at debug with the RSS around it (nothing to trim with off Linux, said once at info).
+    // A look a second, a pass at each while idle, logged at debug with the RSS around it (nothing to trim with off
+    // Linux, said once at info).
     const line = process.platform === 'linux' ? /"level":"debug".*malloc_trim: \d+\.\d ms, RSS \d+ -> \d+ MiB/ : /nothing to trim with/;
     await server.waitFor(line);
     server.child.kill('SIGTERM');

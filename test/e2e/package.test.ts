@@ -1,8 +1,9 @@
 // `npm run package` (issue 14): the single executable runs on its own. The test builds it, copies it ALONE into an
 // empty directory (no node_modules, no dist/, no node on PATH, a fresh HOME so its addons are written out anew) and
 // drives it there: --version, init, offline keys, serve with a worker thread (so the piscina worker file and the
-// three native addons come from the executable's assets: koffi's by a pass of --malloc-trim-every), the dashboard's files (assets too), an event tracked with the printed public key, an online CLI
-// command against it, SIGTERM to a clean exit, and the directory reopened offline afterwards.
+// three native addons come from the executable's assets: koffi's by a pass of --malloc-trim-every), the dashboard's
+// files (assets too), an event tracked with the printed public key, an online CLI command against it, SIGTERM to a
+// clean exit, and the directory reopened offline afterwards.
 
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
