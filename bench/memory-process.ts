@@ -1,10 +1,11 @@
 // The process of benchmark (6): the real ingest pipeline (server/ingest, threads 0 as `serve` runs it) over LevelDB
 // in a temp dir, with the 100 bench cohorts; one event appended for each of N users, RSS read at every step.
 // Prints one JSON line per step and a final one. Run by bench/memory.ts: node dist/bench/memory-process.js N STEPS
-// [--in-flight K] [--decoded-states D] [--malloc-trim-every S] (K appends kept in flight, default 4,096; `serve
-// --decoded-states`: the owner keeps D states decoded, the others packed; default all; `serve --malloc-trim-every`:
-// glibc's free arena memory handed back every S seconds, default serve's, 0 never; the RSS is read before and after
-// a pass of it).
+// [--in-flight K] [--decoded-states D] [--malloc-trim-every S] [--compact-heap-every C] (K appends kept in flight,
+// default 4,096; `serve --decoded-states`: the owner keeps D states decoded, the others packed; default all; `serve
+// --malloc-trim-every`: glibc's free arena memory handed back every S seconds, `serve --compact-heap-every`: the heap
+// compacted at a look every C seconds that finds it idle, each by default serve's, 0 never; the RSS is read before
+// and after serve's idle passes, the compaction and then the trim).
 
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import { openIngestPipeline } from '../server/ingest/index.js';
 import { DEFAULT_MALLOC_TRIM_SECONDS, MallocTrimmer, loadMallocTrim } from '../server/malloc-trim.js';
+import { DEFAULT_HEAP_COMPACTION_SECONDS, HeapCompactor } from '../server/heap-compaction.js';
 import type { NewEvent } from '../server/ingest/types.js';
 import { openLevelStore } from '../server/store/level.js';
 import { SampleGenerator } from '../test/support/sample-cohorts.js';
@@ -34,6 +36,7 @@ function option(flag: string, min = 1): number | undefined {
 const decodedStates = option('--decoded-states');
 const IN_FLIGHT = option('--in-flight') ?? DEFAULT_IN_FLIGHT;
 const trimSeconds = option('--malloc-trim-every', 0) ?? DEFAULT_MALLOC_TRIM_SECONDS;
+const compactionSeconds = option('--compact-heap-every', 0) ?? DEFAULT_HEAP_COMPACTION_SECONDS;
 const SEED = 43;
 const ORG = randomUUID();
 const WARM_USERS = 1_000;
@@ -56,6 +59,8 @@ const pipeline = await openIngestPipeline({
 const loadedTrim = trimSeconds === 0 ? undefined : await loadMallocTrim();
 if (loadedTrim !== undefined && 'unavailable' in loadedTrim) process.stderr.write(`no malloc_trim: ${loadedTrim.unavailable}\n`);
 const trimmer = loadedTrim !== undefined && 'trim' in loadedTrim ? new MallocTrimmer({ trim: loadedTrim.trim, everyMs: trimSeconds * 1000 }) : undefined;
+// serve's heap compactor (server/heap-compaction.ts): here the main thread's heap keeps the states.
+const compactor = compactionSeconds === 0 ? undefined : new HeapCompactor({ everyMs: compactionSeconds * 1000 });
 // The same event properties as the HTTP benchmark's track calls.
 const bodies = new TrackBodies(SEED, users, 0);
 const eventFor = (): NewEvent => {
@@ -92,8 +97,9 @@ function rssFileBytes(): number | undefined {
 }
 
 /**
- * RSS once the heap has settled (a GC when exposed, and a moment for LevelDB's background work): before a pass of the
- * trimmer, and after it (what serve's process holds once its next pass has run; the same without a trimmer).
+ * RSS once the heap has settled (a GC when exposed, and a moment for LevelDB's background work): before serve's idle
+ * passes, and after them (what serve's process holds once its next looks have found it idle: the heap compacted if
+ * fragmented, then the allocator trimmed; the same without them).
  */
 async function settledRss(): Promise<{ rssBytes: number; rssUntrimmedBytes: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
@@ -101,6 +107,8 @@ async function settledRss(): Promise<{ rssBytes: number; rssUntrimmedBytes: numb
   await sleep(500);
   gc?.();
   const rssUntrimmedBytes = process.memoryUsage().rss;
+  // V8 unmaps the pages a compaction emptied on a background thread, within a moment.
+  if (((await compactor?.pass()) ?? []).length > 0) await sleep(1000);
   await trimmer?.pass();
   return { rssBytes: process.memoryUsage().rss, rssUntrimmedBytes };
 }
@@ -108,7 +116,7 @@ async function settledRss(): Promise<{ rssBytes: number; rssUntrimmedBytes: numb
 try {
   await appendUsers(users, WARM_USERS);
   const base = await settledRss();
-  process.stdout.write(`${JSON.stringify({ kind: 'start', ...base, mallocTrimSeconds: trimmer === undefined ? 0 : trimSeconds })}\n`);
+  process.stdout.write(`${JSON.stringify({ kind: 'start', ...base, mallocTrimSeconds: trimmer === undefined ? 0 : trimSeconds, heapCompactionSeconds: compactionSeconds })}\n`);
   const step = Math.ceil(users / steps);
   let seconds = 0;
   for (let done = 0; done < users; ) {
@@ -126,6 +134,7 @@ try {
   }
 } finally {
   await trimmer?.stop();
+  await compactor?.stop();
   await pipeline.close();
   await store.close();
   await rm(dir, { recursive: true, force: true });

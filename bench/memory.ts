@@ -21,9 +21,9 @@ export const IN_FLIGHT = 4_096;
 
 export interface MemoryPoint {
   readonly users: number;
-  /** After a pass of serve's allocator trim (server/malloc-trim.ts) when the run had one. */
+  /** After serve's idle passes (server/heap-compaction.ts, then server/malloc-trim.ts) when the run had them. */
   readonly rssBytes: number;
-  /** Before that pass; absent in results of older runs (no trim) and equal to rssBytes without one. */
+  /** Before them; absent in results of older runs (no trim) and equal to rssBytes without them. */
   readonly rssUntrimmedBytes?: number;
   readonly heapUsedBytes: number;
   /** The V8 heap's resident pages (used and free); absent in results of older runs. */
@@ -40,10 +40,12 @@ export interface MemoryPoint {
 export interface MemoryBenchResult {
   readonly users: number;
   readonly baselineRssBytes: number;
-  /** The warm-up's RSS before the trim pass (absent in results of older runs). */
+  /** The warm-up's RSS before the idle passes (absent in results of older runs). */
   readonly baselineUntrimmedRssBytes?: number;
   /** Seconds between the trimmer's passes (0: none; absent in results of older runs, which had none). */
   readonly mallocTrimSeconds?: number;
+  /** Seconds between the heap compactor's looks (0: none; absent in results of older runs, which had none). */
+  readonly heapCompactionSeconds?: number;
   readonly points: readonly MemoryPoint[];
   /** (RSS at `users` - RSS after the warm-up) / users. */
   readonly bytesPerUser: number;
@@ -67,6 +69,7 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
     let base = 0;
     let baseUntrimmed = 0;
     let trimSeconds = 0;
+    let compactionSeconds = 0;
     let rate = 0;
     const points: MemoryPoint[] = [];
     child.stderr.setEncoding('utf8').on('data', (text: string) => {
@@ -76,26 +79,27 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
       buffered += text;
       let newline: number;
       while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = JSON.parse(buffered.slice(0, newline)) as { kind: string; users: number; rssBytes: number; rssUntrimmedBytes: number; mallocTrimSeconds: number; heapUsedBytes: number; heapCommittedBytes: number; arrayBufferBytes: number; storeMemoryBytes?: number; rssFileBytes?: number; eventsPerSecond: number };
+        const line = JSON.parse(buffered.slice(0, newline)) as { kind: string; users: number; rssBytes: number; rssUntrimmedBytes: number; mallocTrimSeconds: number; heapCompactionSeconds: number; heapUsedBytes: number; heapCommittedBytes: number; arrayBufferBytes: number; storeMemoryBytes?: number; rssFileBytes?: number; eventsPerSecond: number };
         buffered = buffered.slice(newline + 1);
         if (line.kind === 'start') {
           base = line.rssBytes;
           baseUntrimmed = line.rssUntrimmedBytes;
           trimSeconds = line.mallocTrimSeconds;
-          progress(`  memory: RSS ${mb(base)} after warm-up (${mb(baseUntrimmed)} before the trim pass; pid ${child.pid})`);
+          compactionSeconds = line.heapCompactionSeconds;
+          progress(`  memory: RSS ${mb(base)} after warm-up (${mb(baseUntrimmed)} before the idle passes; pid ${child.pid})`);
           continue;
         }
         const point = { users: line.users, rssBytes: line.rssBytes, rssUntrimmedBytes: line.rssUntrimmedBytes, heapUsedBytes: line.heapUsedBytes, heapCommittedBytes: line.heapCommittedBytes, arrayBufferBytes: line.arrayBufferBytes, ...(line.storeMemoryBytes === undefined ? {} : { storeMemoryBytes: line.storeMemoryBytes }), ...(line.rssFileBytes === undefined ? {} : { rssFileBytes: line.rssFileBytes }), bytesPerUser: (line.rssBytes - base) / line.users };
         points.push(point);
         rate = line.eventsPerSecond;
-        progress(`  ${point.users.toLocaleString('en')} users: RSS ${mb(point.rssBytes)}, heap ${mb(point.heapUsedBytes)} (of ${mb(point.heapCommittedBytes)}), buffers ${mb(point.arrayBufferBytes)}, ${point.bytesPerUser.toFixed(0)} B/user (${((point.rssUntrimmedBytes - baseUntrimmed) / point.users).toFixed(0)} before the trim pass; ${Math.round(rate).toLocaleString('en')} appends/s)`);
+        progress(`  ${point.users.toLocaleString('en')} users: RSS ${mb(point.rssBytes)}, heap ${mb(point.heapUsedBytes)} (of ${mb(point.heapCommittedBytes)}), buffers ${mb(point.arrayBufferBytes)}, ${point.bytesPerUser.toFixed(0)} B/user (${((point.rssUntrimmedBytes - baseUntrimmed) / point.users).toFixed(0)} before the idle passes; ${Math.round(rate).toLocaleString('en')} appends/s)`);
       }
     });
     child.once('error', reject);
     child.once('exit', (code) => {
       const last = points[points.length - 1];
       if (code !== 0 || last === undefined) reject(new Error(`memory process exited ${code}: ${stderr.split('\n').find((l) => l.trim() !== '') ?? ''}`));
-      else resolve({ users: options.users, baselineRssBytes: base, baselineUntrimmedRssBytes: baseUntrimmed, mallocTrimSeconds: trimSeconds, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate, inFlight, ...(options.decodedStates === undefined ? {} : { decodedStates: options.decodedStates }) });
+      else resolve({ users: options.users, baselineRssBytes: base, baselineUntrimmedRssBytes: baseUntrimmed, mallocTrimSeconds: trimSeconds, heapCompactionSeconds: compactionSeconds, points, bytesPerUser: last.bytesPerUser, eventsPerSecond: rate, inFlight, ...(options.decodedStates === undefined ? {} : { decodedStates: options.decodedStates }) });
     });
   });
 }

@@ -415,8 +415,8 @@ function tierOf(run: MemoryBenchResult): string {
 /**
  * Where each point's RSS is: the V8 heap (used, and its resident pages), array buffers, LevelDB's own estimate
  * (memtables, block cache), file-backed pages (LevelDB's mapped tables, the node binary) and the rest (other native
- * memory: the allocator's arenas and free lists, LevelDB's table indexes); then the RSS before the trim pass and its
- * bytes per user (from the warm-up's RSS before its pass). A result without the file-backed figure (older runs)
+ * memory: the allocator's arenas and free lists, LevelDB's table indexes); then the RSS before serve's idle passes and
+ * its bytes per user (from the warm-up's RSS before its passes). A result without the file-backed figure (older runs)
  * leaves that column empty and counts those pages in the rest; one without the trim figures leaves theirs empty.
  */
 function memoryTable(run: MemoryBenchResult): string[] {
@@ -427,7 +427,7 @@ function memoryTable(run: MemoryBenchResult): string[] {
       ? ' | '
       : `${mib(p.rssUntrimmedBytes)} | ${int((p.rssUntrimmedBytes - run.baselineUntrimmedRssBytes) / p.users)}`;
   return [
-    '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | file-backed pages | rest of RSS | RSS bytes per user | RSS before the trim pass | its bytes per user |',
+    '| users | RSS | V8 heap used | V8 heap resident | array buffers | LevelDB (its estimate) | file-backed pages | rest of RSS | RSS bytes per user | RSS before the idle passes | its bytes per user |',
     '|---|---|---|---|---|---|---|---|---|---|---|',
     ...run.points.map(
       (p) =>
@@ -437,11 +437,16 @@ function memoryTable(run: MemoryBenchResult): string[] {
   ];
 }
 
-/** How the run's RSS was read: after a pass of serve's allocator trim, or as glibc left it. */
+/** How the run's RSS was read: after serve's idle passes (heap compaction, allocator trim), or as V8 and glibc left it. */
 function trimOf(run: MemoryBenchResult): string {
   const seconds = run.mallocTrimSeconds ?? 0;
-  if (seconds === 0) return 'RSS after a GC';
-  return `RSS after a GC and a pass of the allocator trim serve runs every ${int(seconds)} s while the process is not busy (\`--malloc-trim-every\`, server/malloc-trim.ts: glibc's \`malloc_trim(0)\` hands the free pages of its arenas back; what serve's process holds once the load has stopped and its next look has run; the last two columns are the RSS before that pass)`;
+  const compaction = run.heapCompactionSeconds ?? 0;
+  if (seconds === 0 && compaction === 0) return 'RSS after a GC';
+  const passes = [
+    ...(compaction === 0 ? [] : [`the compaction of the V8 heap serve runs at a look (every ${int(compaction)} s) that finds the process idle, when a quarter or more of its old space is free pages (\`--compact-heap-every\`, server/heap-compaction.ts: one full collection that moves the live objects off fragmented pages and gives those pages back)`]),
+    ...(seconds === 0 ? [] : [`a pass of the allocator trim serve runs every ${int(seconds)} s while the process is not busy (\`--malloc-trim-every\`, server/malloc-trim.ts: glibc's \`malloc_trim(0)\` hands the free pages of its arenas back)`]),
+  ];
+  return `RSS after a GC, ${passes.join(', then ')}: what serve's process holds once the load has stopped and its next looks have run; the last two columns are the RSS before them`;
 }
 
 function renderMemory(o: Outcome<MemoryBenchResult>, encoded: Outcome<MemoryBenchResult> | undefined, few: Outcome<MemoryBenchResult> | undefined): string[] {

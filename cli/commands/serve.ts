@@ -16,6 +16,7 @@ import { LOG_LEVELS, createLogger, type LogLevel } from '../../server/logger.js'
 import { coalesceLines } from '../../server/log.js';
 import { DEFAULT_HELPER_NICE, lowerHelperThreads } from '../../server/thread-priority.js';
 import { DEFAULT_MALLOC_TRIM_SECONDS, startMallocTrimmer } from '../../server/malloc-trim.js';
+import { DEFAULT_HEAP_COMPACTION_SECONDS, startHeapCompactor } from '../../server/heap-compaction.js';
 
 interface ServeOptions {
   data: string;
@@ -24,6 +25,7 @@ interface ServeOptions {
   threads?: string;
   helperNice: string;
   mallocTrimEvery: string;
+  compactHeapEvery: string;
   tlsCert?: string;
   tlsKey?: string;
   trustProxy?: boolean;
@@ -74,6 +76,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
     .addOption(envOption('--threads <n>', `partition owners: piscina worker threads keeping users' states resident; 0 evaluates in the main thread (default ${defaultThreads()}: one per core beyond the first, at least one)`))
     .addOption(envOption('--helper-nice <n>', "added to the nice value of every thread but the main one (partition owners, LevelDB's and V8's helpers): the main thread, which serves HTTP and builds every ingest group, wins a contended core; 0 leaves them equal (Linux)", String(DEFAULT_HELPER_NICE)))
     .addOption(envOption('--malloc-trim-every <seconds>', "hand the C allocator's free memory (freed by LevelDB, the owners, the HTTP layer) back to the system every this many seconds unless the process used half a core or more since the last look (under load that memory is reused at once), off the event loop (glibc's malloc_trim; Linux); 0 never", String(DEFAULT_MALLOC_TRIM_SECONDS)))
+    .addOption(envOption('--compact-heap-every <seconds>', "at a look this often that finds the process idle since the last one (under 5 % of a core), compact each thread's V8 heap (the main thread's, then each partition owner's) whose old space is a quarter or more free pages (at least 32 MiB): one full collection that moves the live objects together and gives the free pages back, pausing that thread (~0.6 s at 100,000 resident users); 0 never", String(DEFAULT_HEAP_COMPACTION_SECONDS)))
     .addOption(envOption('--tls-cert <file>', 'TLS certificate (PEM); serves HTTPS with --tls-key'))
     .addOption(envOption('--tls-key <file>', 'TLS private key (PEM)'))
     .addOption(envOption('--trust-proxy', 'trust X-Forwarded-Proto from a proxy in front (D7)'))
@@ -109,6 +112,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
       const threads = options.threads === undefined ? defaultThreads() : parseInteger(options.threads, '--threads', 0, 256);
       const helperNice = parseInteger(options.helperNice, '--helper-nice', 0, 19);
       const mallocTrimMs = parseInteger(options.mallocTrimEvery, '--malloc-trim-every', 0, 86_400) * 1000;
+      const heapCompactionMs = parseInteger(options.compactHeapEvery, '--compact-heap-every', 0, 86_400) * 1000;
       const corsOrigins = parseCorsOrigins(options.corsOrigins);
       const legacyPort = options.legacyPort === undefined ? undefined : parseInteger(options.legacyPort, '--legacy-port', 0, 65535);
       if (options.metrics !== 'on' && options.metrics !== 'off') throw new CliError(`--metrics must be on or off, not "${options.metrics}"`, 2);
@@ -175,8 +179,11 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         if (service.legacyUrl !== undefined) stdout(`legacy routes (D47) listening on ${service.legacyUrl}\n`);
         stdout.flush(); // the announcements leave now: whoever waits for them reads them at once
         const trimmer = await startMallocTrimmer(mallocTrimMs, (level, text) => logger.message(level, text));
+        const pipeline = service.services.pipeline;
+        const compactor = startHeapCompactor(heapCompactionMs, () => pipeline.compactOwnerHeaps(), (level, text) => logger.message(level, text));
         await stopped;
         logger.message('info', 'stopping: finishing in-flight requests');
+        await compactor?.stop();
         await service.close();
         priority.stop();
         await trimmer?.stop();

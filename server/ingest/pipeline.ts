@@ -29,6 +29,7 @@ import { loadCursors, type Committed, type Cursors } from './tick/commit-log.js'
 import { DeadlineScheduler, type DeadlineStats } from './deadlines/scheduler.js';
 import { EventFolder } from './fold.js';
 import { GroupWriter } from './tick/writer.js';
+import type { HeapCompaction } from '../heap-compaction.js';
 
 export interface IngestOptions {
   readonly store: Store;
@@ -329,6 +330,10 @@ export class Pipeline implements IngestPipeline {
     let queued = 0;
     for (const lane of this.lanes) queued += lane.load;
     return { queued, cacheBytes: this.cache.bytes, cacheEntries: this.cache.size, cacheHits: this.cache.hits, cacheMisses: this.cache.misses, storeBatches: this.env.writer.batches, eventsFolded: this.folder.folded, foldsDropped: this.folder.dropped };
+  }
+
+  compactOwnerHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>> {
+    return this.executor.compactHeaps();
   }
 
   foldsIdle(): Promise<void> {

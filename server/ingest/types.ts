@@ -11,6 +11,7 @@ import type { Committed } from './tick/commit-log.js';
 import type { HistoryChunk } from './state/load.js';
 import type { DeadlineStats } from './deadlines/scheduler.js';
 import type { SizeCounter } from './tick/sizes.js';
+import type { HeapCompaction } from '../heap-compaction.js';
 
 /** An event ready to append (the server's one event model: server/domain/events/record.ts). */
 export type { NewEvent } from '../domain/events/index.js';
@@ -128,6 +129,12 @@ export interface IngestPipeline {
   onCommitted(listener: (outcome: Committed) => void): void;
   /** Resolves once no fold of users' event records into blocks is queued or running (server/ingest/fold.ts). */
   foldsIdle(): Promise<void>;
+  /**
+   * Compacts each partition owner thread's V8 heap that has many free pages (server/heap-compaction.ts), one after
+   * another, each after the tasks sent to it before: one entry per owner thread, undefined where it was not worth it;
+   * none with no owner threads (the main thread is the owner, and its heap is its caller's).
+   */
+  compactOwnerHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>>;
   /** Graceful stop: finishes queued work, writes snapshots, stops the workers. The store stays open. */
   close(): Promise<void>;
 }

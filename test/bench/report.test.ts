@@ -183,7 +183,7 @@ describe('bench report', () => {
     expect(text).toContain('no HTTP, identity or imports, which hold bounded caches of their own). RSS after a GC, minus the same');
   });
 
-  it("reports the RSS after serve's allocator trim and before it, each per user from the warm-up's same reading", () => {
+  it("reports the RSS after serve's idle passes and before them, each per user from the warm-up's same reading", () => {
     const trimmed: MemoryBenchResult = {
       users: 100_000,
       baselineRssBytes: 100 * 2 ** 20,
@@ -194,9 +194,16 @@ describe('bench report', () => {
       eventsPerSecond: 3_000,
       inFlight: 4_096,
     };
+    // A result of the runs before the heap compaction (none recorded): the trim alone.
     const text = renderResults({ ...base, memory: { ok: true, at: 'now', value: trimmed } });
-    expect(text).toContain('RSS after a GC and a pass of the allocator trim serve runs every 30 s while the process is not busy (`--malloc-trim-every`');
-    // (1,200 - 110) MiB / 100,000 users = 11,429 B before the pass.
+    expect(text).toContain('RSS after a GC, a pass of the allocator trim serve runs every 30 s while the process is not busy (`--malloc-trim-every`');
+    expect(text).not.toContain('--compact-heap-every');
+    // Both passes, in the order serve's looks run them.
+    const both = renderResults({ ...base, memory: { ok: true, at: 'now', value: { ...trimmed, heapCompactionSeconds: 30 } } });
+    expect(both).toContain('RSS after a GC, the compaction of the V8 heap serve runs at a look (every 30 s) that finds the process idle');
+    expect(both).toContain('gives those pages back), then a pass of the allocator trim serve runs every 30 s');
+    expect(both).toContain('the last two columns are the RSS before them');
+    // (1,200 - 110) MiB / 100,000 users = 11,429 B before the passes.
     expect(text).toMatch(/\| 100,000 \| 900 MiB \| 64 MiB \|  \| 32 MiB \|  \|  \|  \| 8,389 \| 1200 MiB \| 11,429 \|/);
     expect(text).toMatch(/Resident memory per hot user \(RSS at 100,000 users\), 100 cohorts \| ≤ 4,000 B \| 8,389 \| \*\*missed\*\* \|/);
   });

@@ -195,6 +195,27 @@ describe('audience serve', () => {
     expect(refused.stderr).toMatch(/--malloc-trim-every must be an integer from 0 to 86400, not "-1"/);
   });
 
+  it('looks to compact its heaps every --compact-heap-every seconds, the owner threads\' too, and refuses a bad value with exit 2', async () => {
+    const data = await newDataDir();
+    const keys = JSON.parse((await runCliProcess(['init', '--data', data, '--json'])).stdout) as { public_key: string };
+    // A look a second; once the process is idle a pass looks at the main thread's heap and asks the owner's (logged
+    // at debug; a heap this small has nothing worth compacting). The owner keeps serving after it.
+    const server = serve(['--data', data, '--port', '0', '--threads', '1', '--compact-heap-every', '1', '--log-level', 'debug']);
+    const [, url] = (await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/)) as unknown as [string, string];
+    await server.waitFor(/"level":"debug".*heap compaction: none of 2 heaps had a quarter of its old space free/);
+    const user = '5b0c2f7e-3d9a-4c1b-8e6f-7a2d4b9c1e05';
+    const sent = await fetch(`${url}/v2.0/events?k=${keys.public_key}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ user_id: user, name: 'Pageview' }) });
+    expect(sent.status).toBe(200);
+    const read = await fetch(`${url}/v2.0/events?user_id=${user}&limit=10`, { headers: { 'X-API-Key': keys.public_key } });
+    expect(await read.json()).toHaveLength(1);
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toEqual({ code: 0, signal: null });
+
+    const refused = await runCliProcess(['serve', '--data', await newDataDir(), '--port', '0', '--compact-heap-every', 'often']);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/--compact-heap-every must be an integer from 0 to 86400, not "often"/);
+  });
+
   it('refuses a malformed --cors-origins entry with exit 2 before touching the data directory (D43)', async () => {
     const data = await newDataDir();
     const result = await runCliProcess(['serve', '--data', data, '--port', '0', '--cors-origins', 'https://ok.example,https://bad.example/app']);

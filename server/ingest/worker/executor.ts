@@ -10,6 +10,12 @@ import { PlanCache, runWork, type Residents, type WorkReply, type WorkTask } fro
 import { DECODED_STATES, ResidentStates } from './resident-states.js';
 import { packMessage, unpackMessage } from './messages.js';
 import { detachHistories, type SentTask } from './histories.js';
+import type { HeapCompaction } from '../../heap-compaction.js';
+
+/** A task that asks an owner thread to compact its heap if fragmented (worker.ts; server/heap-compaction.ts). */
+export interface CompactHeapTask {
+  readonly compactHeap: true;
+}
 
 export interface Executor {
   /** How many owners there are (at least one: the main thread with threads = 0). */
@@ -21,6 +27,8 @@ export interface Executor {
    * replays alone may go anywhere (undefined: the next owner in turn).
    */
   run(task: WorkTask, owner?: number): Promise<WorkReply>;
+  /** Each owner thread's heap compacted if fragmented, one after another (none without owner threads). */
+  compactHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>>;
   /** Forgets the compiled plans of an organization (the inline cache; workers re-request by version). */
   dropPlans(org: string): void;
   close(): Promise<void>;
@@ -46,6 +54,10 @@ class InlineExecutor implements Executor {
 
   async run(task: WorkTask): Promise<WorkReply> {
     return runWork(task, this.plans, this.residents);
+  }
+
+  async compactHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>> {
+    return []; // the owner is the main thread: its heap is the caller's to compact
   }
 
   dropPlans(org: string): void {
@@ -93,6 +105,13 @@ class PoolExecutor implements Executor {
     const transferList = [message.buffer as ArrayBuffer, ...(histories.byteLength > 0 ? [histories.buffer as ArrayBuffer] : [])];
     const reply = (await (this.pools[index] as Piscina).run({ message, histories } satisfies SentTask, { transferList })) as Uint8Array;
     return unpackMessage<WorkReply>(reply);
+  }
+
+  async compactHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>> {
+    const done: Array<HeapCompaction | undefined> = [];
+    // One at a time: a compaction pauses its owner; two at once would take both cores from whatever arrives.
+    for (const pool of this.pools) done.push((await pool.run({ compactHeap: true } satisfies CompactHeapTask)) as HeapCompaction | undefined);
+    return done;
   }
 
   dropPlans(): void {}

@@ -6,6 +6,7 @@ import { Piscina } from 'piscina';
 import { OWNER_THREAD_NAME, nameThisThread } from './thread-name.js';
 import type { PlanCache, Residents, WorkTask } from './work.js';
 import type { SentTask } from './histories.js';
+import type { CompactHeapTask } from './executor.js';
 
 nameThisThread(OWNER_THREAD_NAME);
 
@@ -25,10 +26,15 @@ let previous: Promise<unknown> = Promise.resolve();
  * `TASKS_POSTED`), so that the owner starts the next as soon as it has answered one, not once the main thread has
  * read that answer; their order is kept here (a task's awaits would otherwise let the next one's start interleave).
  */
-export default function runTask(sent: SentTask): Promise<unknown> {
-  const run = previous.then(() => runOne(sent));
+export default function runTask(sent: SentTask | CompactHeapTask): Promise<unknown> {
+  const run = previous.then(() => ('compactHeap' in sent ? compactOwnHeap() : runOne(sent)));
   previous = run.catch(() => undefined);
   return run;
+}
+
+/** This owner's heap, where its decoded states live, compacted if fragmented (server/heap-compaction.ts). */
+async function compactOwnHeap(): Promise<unknown> {
+  return (await import('../../heap-compaction.js')).compactIfFragmented();
 }
 
 async function runOne(sent: SentTask): Promise<unknown> {

@@ -126,6 +126,28 @@ describe('piscina workers (threads: 2)', () => {
     }
   });
 
+  it('compact their heaps on request, one entry per owner, and keep their resident states (server/heap-compaction.ts)', async () => {
+    const executor = createExecutor(2);
+    const inline = createExecutor(0);
+    try {
+      const step = (n: number) => ({ kind: 'events' as const, events: [{ name: 'Pageview', time: T0 + n, properties: {} }] });
+      const task = (n: number) => ({ groups: [{ org: ORG, version: 7, users: [{ key: 'u1', resident: n > 1, state: null, replay: [], snapshot: false, steps: [step(n)], ctx: EMPTY_CONTEXT_DATA }], cohorts: COHORTS }] });
+      for (const owner of [0, 1]) await executor.run(task(1), owner);
+      // A fresh owner's heap has few free pages: no compaction is worth it, and each owner answers so.
+      expect(await executor.compactHeaps()).toEqual([undefined, undefined]);
+      for (const owner of [0, 1]) {
+        const reply = await executor.run(task(2), owner);
+        if (reply.needPlan === true || reply.lost !== undefined) throw new Error(`owner ${owner}: ${JSON.stringify(reply)}`);
+        expect(reply.groups[0]?.[0]?.count).toBe(2);
+      }
+      // With no owner threads the main thread owns the states; its heap is the caller's to compact.
+      expect(await inline.compactHeaps()).toEqual([]);
+    } finally {
+      await executor.close();
+      await inline.close();
+    }
+  });
+
   it('give the memberships and sizes the inline executor gives, imported data included', async () => {
     const users = Array.from({ length: 200 }, (_, i) => userId(i));
     const contexts = contextsFor(users);
