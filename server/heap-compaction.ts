@@ -12,6 +12,7 @@
 
 import { getHeapSpaceStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { CpuShare, type CpuShareOptions } from './cpu-share.js';
 
 /** `serve --compact-heap-every`'s default, in seconds. */
 export const DEFAULT_HEAP_COMPACTION_SECONDS = 30;
@@ -82,17 +83,13 @@ export function compactIfFragmented(compact: () => void = compactHeap, space: ()
   return { ms: performance.now() - started, before, after: space() };
 }
 
-export interface HeapCompactorOptions {
+export interface HeapCompactorOptions extends CpuShareOptions {
   /** Time between two looks (0: only by `pass()`). */
   readonly everyMs: number;
   /** The partition owners' heaps, each compacted if fragmented, after this thread's (undefined: no owner threads). */
   readonly owners?: () => Promise<ReadonlyArray<HeapCompaction | undefined>>;
   /** This thread's heap compacted if fragmented (tests). */
   readonly own?: () => HeapCompaction | undefined;
-  /** The process's CPU time so far, in microseconds (tests). */
-  readonly cpuMicros?: () => number;
-  /** Monotonic time in milliseconds (tests). */
-  readonly nowMs?: () => number;
   /** Told of each compaction: `thread` is "main thread" or "owner N" (from 1). */
   readonly onCompaction?: (done: HeapCompaction, thread: string) => void;
   /** Told at the end of each pass: its compactions, and how many heaps it looked at. */
@@ -108,21 +105,12 @@ export interface HeapCompactorOptions {
 export class HeapCompactor {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<HeapCompaction[]> | undefined;
-  private readonly cpuMicros: () => number;
-  private readonly nowMs: () => number;
-  private lastCpu: number;
-  private lastLook: number;
+  private readonly load: CpuShare;
   /** Looks that found the process busy. */
   busy = 0;
 
   constructor(private readonly options: HeapCompactorOptions) {
-    this.cpuMicros = options.cpuMicros ?? (() => {
-      const used = process.cpuUsage();
-      return used.user + used.system;
-    });
-    this.nowMs = options.nowMs ?? (() => performance.now());
-    this.lastCpu = this.cpuMicros();
-    this.lastLook = this.nowMs();
+    this.load = new CpuShare(options);
     if (options.everyMs > 0) {
       this.timer = setInterval(() => void this.look(), options.everyMs);
       this.timer.unref();
@@ -131,12 +119,8 @@ export class HeapCompactor {
 
   /** The timer's turn: `pass()` when the process was idle since the last look; undefined when it was busy. */
   look(): Promise<HeapCompaction[]> | undefined {
-    const cpu = this.cpuMicros();
-    const now = this.nowMs();
-    const idle = (cpu - this.lastCpu) / 1000 < IDLE_SHARE * (now - this.lastLook);
-    this.lastCpu = cpu;
-    this.lastLook = now;
-    if (!idle) {
+    const { cpuMs, wallMs } = this.load.look();
+    if (cpuMs >= IDLE_SHARE * wallMs) {
       this.busy++;
       return undefined;
     }
@@ -171,8 +155,7 @@ export class HeapCompactor {
     }
     this.options.onPass?.(done, heaps);
     // The CPU of the pass itself is not the load's: the next look measures from here.
-    this.lastCpu = this.cpuMicros();
-    this.lastLook = this.nowMs();
+    this.load.restart();
     return done;
   }
 

@@ -13,6 +13,7 @@
 // elsewhere (macOS, Windows, musl) nothing is trimmed and serve says why once.
 
 import { memoryUsage } from 'node:process';
+import { CpuShare, type CpuShareOptions } from './cpu-share.js';
 
 /** One pass of `malloc_trim(0)`, reported to `done` (released: whether any memory went back to the system). */
 export type NativeTrim = (done: (error: unknown, released: boolean) => void) => void;
@@ -46,16 +47,12 @@ export interface TrimPass {
   readonly rssAfter: number;
 }
 
-export interface MallocTrimmerOptions {
+export interface MallocTrimmerOptions extends CpuShareOptions {
   readonly trim: NativeTrim;
   /** Time between two looks of the timer, each a pass unless the process was busy (0: only by `pass()`). */
   readonly everyMs: number;
   /** The process's resident bytes (tests). */
   readonly rss?: () => number;
-  /** The process's CPU time so far, in microseconds (tests). */
-  readonly cpuMicros?: () => number;
-  /** Monotonic time in milliseconds (tests). */
-  readonly nowMs?: () => number;
   /** Told of each pass, the timer's and `pass()`'s. */
   readonly onPass?: (pass: TrimPass) => void;
   /** Told when a pass failed; the timer stops then (a call that failed once is not repeated). */
@@ -71,21 +68,12 @@ export class MallocTrimmer {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<TrimPass> | undefined;
   private stopped = false;
-  private readonly cpuMicros: () => number;
-  private readonly nowMs: () => number;
-  private lastCpu: number;
-  private lastLook: number;
+  private readonly load: CpuShare;
   /** Looks that found the process busy and ran no pass. */
   skipped = 0;
 
   constructor(private readonly options: MallocTrimmerOptions) {
-    this.cpuMicros = options.cpuMicros ?? (() => {
-      const used = process.cpuUsage();
-      return used.user + used.system;
-    });
-    this.nowMs = options.nowMs ?? (() => performance.now());
-    this.lastCpu = this.cpuMicros();
-    this.lastLook = this.nowMs();
+    this.load = new CpuShare(options);
     if (options.everyMs > 0) {
       this.timer = setInterval(() => this.look(), options.everyMs);
       this.timer.unref();
@@ -94,12 +82,8 @@ export class MallocTrimmer {
 
   /** The timer's turn: a pass when the process was not busy since the last look. */
   private look(): void {
-    const cpu = this.cpuMicros();
-    const now = this.nowMs();
-    const busy = (cpu - this.lastCpu) / 1000 >= BUSY_SHARE * (now - this.lastLook);
-    this.lastCpu = cpu;
-    this.lastLook = now;
-    if (busy) {
+    const { cpuMs, wallMs } = this.load.look();
+    if (cpuMs >= BUSY_SHARE * wallMs) {
       this.skipped++;
       return;
     }
