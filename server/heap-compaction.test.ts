@@ -16,7 +16,7 @@ const compaction = (residentBefore: number, residentAfter: number): HeapCompacti
 });
 
 /** A compactor on a scripted clock: `use(cpuMs, wallMs)` moves the process's CPU time and the time before a look. */
-function scripted(options: { own?: () => HeapCompaction | undefined; owners?: () => Promise<Array<HeapCompaction | undefined>> }) {
+function scripted(options: { own?: (settle: boolean) => HeapCompaction | undefined; owners?: (settle: boolean) => Promise<Array<HeapCompaction | undefined>> }) {
   let cpuMicros = 0;
   let nowMs = 0;
   const reported: Array<[HeapCompaction, string]> = [];
@@ -49,16 +49,69 @@ describe('heap compaction when idle (serve --compact-heap-every)', () => {
 
   it('compacts a heap only when fragmented, and says what it did', () => {
     const compact = vi.fn();
+    const collect = vi.fn();
     const tight: OldSpace = { residentBytes: 180 * MiB, usedBytes: 172 * MiB };
-    expect(compactIfFragmented(compact, () => tight)).toBeUndefined();
+    expect(compactIfFragmented(false, { compact, collect, space: () => tight })).toBeUndefined();
     expect(compact).not.toHaveBeenCalled();
+    expect(collect).not.toHaveBeenCalled();
     let space: OldSpace = { residentBytes: 363 * MiB, usedBytes: 172 * MiB };
-    const done = compactIfFragmented(() => {
-      compact();
-      space = { residentBytes: 176 * MiB, usedBytes: 172 * MiB };
-    }, () => space);
+    const done = compactIfFragmented(true, {
+      compact: () => {
+        compact();
+        space = { residentBytes: 176 * MiB, usedBytes: 172 * MiB };
+      },
+      collect,
+      space: () => space,
+    });
     expect(compact).toHaveBeenCalledTimes(1);
+    expect(collect).not.toHaveBeenCalled(); // fragmented as it stood: no settling collection needed
     expect(done).toMatchObject({ before: { residentBytes: 363 * MiB }, after: { residentBytes: 176 * MiB } });
+  });
+
+  it('settles a heap whose dead objects still count as used with a plain collection first, when asked', () => {
+    // Right after a load: 360 MiB resident, 350 counted as used, of which only 170 live.
+    let space: OldSpace = { residentBytes: 360 * MiB, usedBytes: 350 * MiB };
+    const calls = {
+      collect: vi.fn(() => {
+        space = { residentBytes: 360 * MiB, usedBytes: 170 * MiB };
+      }),
+      compact: vi.fn(() => {
+        space = { residentBytes: 175 * MiB, usedBytes: 170 * MiB };
+      }),
+      space: () => space,
+    };
+    expect(compactIfFragmented(false, calls)).toBeUndefined();
+    expect(calls.collect).not.toHaveBeenCalled();
+    expect(compactIfFragmented(true, calls)).toMatchObject({ before: { usedBytes: 170 * MiB }, after: { residentBytes: 175 * MiB } });
+    expect(calls.collect).toHaveBeenCalledTimes(1);
+    expect(calls.compact).toHaveBeenCalledTimes(1);
+    // A heap too small to hold MIN_FREE_BYTES free is not collected to find out.
+    const small = { collect: vi.fn(), compact: vi.fn(), space: () => ({ residentBytes: 20 * MiB, usedBytes: 19 * MiB }) };
+    expect(compactIfFragmented(true, small)).toBeUndefined();
+    expect(small.collect).not.toHaveBeenCalled();
+  });
+
+  it('asks to settle at the first pass and at the first idle look after a busy one, not at every idle look', async () => {
+    const asked: boolean[] = [];
+    const { compactor, use } = scripted({
+      own: (settle) => {
+        asked.push(settle);
+        return undefined;
+      },
+      owners: async (settle) => {
+        asked.push(settle);
+        return [];
+      },
+    });
+    use(0, 1000);
+    await compactor.look();
+    use(0, 1000);
+    await compactor.look();
+    use(1000, 1000); // busy
+    expect(compactor.look()).toBeUndefined();
+    use(0, 1000);
+    await compactor.look();
+    expect(asked).toEqual([true, true, false, false, true, true]);
   });
 
   it('passes at a look that finds the process idle: its own heap first, then each owner\'s; none while busy', async () => {

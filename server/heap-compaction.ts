@@ -46,12 +46,10 @@ export function fragmented(space: OldSpace): boolean {
 let fullGc: (() => void) | undefined;
 
 /**
- * One full collection of this thread's heap that evacuates every fragmented page. Node gives no call for it without
- * `--expose-gc`: the flag is set for a moment to make a context whose `gc` collects this thread's heap, and
- * `--compact-on-every-full-gc` for the one collection (V8 reads both flags when it uses them; they are process-wide,
- * so an owner's collection running meanwhile may compact too, which costs it time, nothing else).
+ * A full collection of this thread's heap. Node gives no call for it without `--expose-gc`: the flag is set for a
+ * moment to make a context whose `gc` collects this thread's heap.
  */
-export function compactHeap(): void {
+export function collectGarbage(): void {
   if (fullGc === undefined) {
     setFlagsFromString('--expose-gc');
     try {
@@ -60,9 +58,18 @@ export function compactHeap(): void {
       setFlagsFromString('--no-expose-gc');
     }
   }
+  fullGc();
+}
+
+/**
+ * One full collection of this thread's heap that evacuates every fragmented page: `--compact-on-every-full-gc` set
+ * for the one collection (V8 reads the flag when it collects; flags are process-wide, so an owner's collection running
+ * meanwhile may compact too, which costs it time, nothing else).
+ */
+export function compactHeap(): void {
   setFlagsFromString('--compact-on-every-full-gc');
   try {
-    fullGc();
+    collectGarbage();
   } finally {
     setFlagsFromString('--no-compact-on-every-full-gc');
   }
@@ -75,22 +82,40 @@ export interface HeapCompaction {
   readonly after: OldSpace;
 }
 
-/** This thread's heap compacted if fragmented (undefined if not). `compact` and `space` for tests. */
-export function compactIfFragmented(compact: () => void = compactHeap, space: () => OldSpace = oldSpace): HeapCompaction | undefined {
-  const before = space();
-  if (!fragmented(before)) return undefined;
+/** The collections a compaction pass uses (tests give their own). */
+export interface HeapCalls {
+  readonly compact: () => void;
+  readonly collect: () => void;
+  readonly space: () => OldSpace;
+}
+
+const V8_CALLS: HeapCalls = { compact: compactHeap, collect: collectGarbage, space: oldSpace };
+
+/**
+ * This thread's heap compacted if fragmented (undefined if not; `ms` is the whole pause, a settling collection
+ * included). The old space counts as used every object that died since its last full collection: right after a load
+ * it can look full of objects that are garbage. With `settle`, when it does not look fragmented, a plain full
+ * collection first says what is live (once per load: the compactor asks for it at its first idle look after a busy one).
+ */
+export function compactIfFragmented(settle: boolean, calls: HeapCalls = V8_CALLS): HeapCompaction | undefined {
   const started = performance.now();
-  compact();
-  return { ms: performance.now() - started, before, after: space() };
+  let before = calls.space();
+  if (settle && !fragmented(before) && before.residentBytes >= MIN_FREE_BYTES) {
+    calls.collect();
+    before = calls.space();
+  }
+  if (!fragmented(before)) return undefined;
+  calls.compact();
+  return { ms: performance.now() - started, before, after: calls.space() };
 }
 
 export interface HeapCompactorOptions extends CpuShareOptions {
   /** Time between two looks (0: only by `pass()`). */
   readonly everyMs: number;
   /** The partition owners' heaps, each compacted if fragmented, after this thread's (undefined: no owner threads). */
-  readonly owners?: () => Promise<ReadonlyArray<HeapCompaction | undefined>>;
-  /** This thread's heap compacted if fragmented (tests). */
-  readonly own?: () => HeapCompaction | undefined;
+  readonly owners?: (settle: boolean) => Promise<ReadonlyArray<HeapCompaction | undefined>>;
+  /** This thread's heap compacted if fragmented (tests; `compactIfFragmented`). */
+  readonly own?: (settle: boolean) => HeapCompaction | undefined;
   /** Told of each compaction: `thread` is "main thread" or "owner N" (from 1). */
   readonly onCompaction?: (done: HeapCompaction, thread: string) => void;
   /** Told at the end of each pass: its compactions, and how many heaps it looked at. */
@@ -101,12 +126,15 @@ export interface HeapCompactorOptions extends CpuShareOptions {
 
 /**
  * Looks every `everyMs` (the timer does not keep the process alive); a look that finds the process idle since the
- * last one runs `pass()`: this thread's heap, then each owner's, each compacted if fragmented. One pass at a time.
+ * last one runs `pass()`: this thread's heap, then each owner's, each compacted if fragmented (the first pass after a
+ * busy look settles them first). One pass at a time.
  */
 export class HeapCompactor {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<HeapCompaction[]> | undefined;
   private readonly load: CpuShare;
+  /** Whether a pass has settled the heaps since the process was last busy (compactIfFragmented's `settle`). */
+  private settled = false;
   /** Looks that found the process busy. */
   busy = 0;
 
@@ -123,6 +151,7 @@ export class HeapCompactor {
     const { cpuMs, wallMs } = this.load.look();
     if (cpuMs >= IDLE_SHARE * wallMs) {
       this.busy++;
+      this.settled = false;
       return undefined;
     }
     return this.pass();
@@ -143,11 +172,13 @@ export class HeapCompactor {
       done.push(compaction);
       this.options.onCompaction?.(compaction, thread);
     };
-    report((this.options.own ?? compactIfFragmented)(), 'main thread');
+    const settle = !this.settled;
+    this.settled = true;
+    report((this.options.own ?? compactIfFragmented)(settle), 'main thread');
     let heaps = 1;
     if (this.options.owners !== undefined) {
       try {
-        const owners = await this.options.owners();
+        const owners = await this.options.owners(settle);
         heaps += owners.length;
         for (const [index, compaction] of owners.entries()) report(compaction, `owner ${index + 1}`);
       } catch (error) {
@@ -174,7 +205,7 @@ export class HeapCompactor {
  */
 export function startHeapCompactor(
   everyMs: number,
-  owners: (() => Promise<ReadonlyArray<HeapCompaction | undefined>>) | undefined,
+  owners: ((settle: boolean) => Promise<ReadonlyArray<HeapCompaction | undefined>>) | undefined,
   log: (level: 'debug' | 'warn', text: string) => void,
 ): HeapCompactor | undefined {
   if (everyMs === 0) return undefined;

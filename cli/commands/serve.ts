@@ -180,7 +180,7 @@ export function registerServeCommand(program: Command, io: CliIo): void {
         stdout.flush(); // the announcements leave now: whoever waits for them reads them at once
         const trimmer = await startMallocTrimmer(mallocTrimMs, (level, text) => logger.message(level, text));
         const pipeline = service.services.pipeline;
-        const compactor = startHeapCompactor(heapCompactionMs, () => pipeline.compactOwnerHeaps(), (level, text) => logger.message(level, text));
+        const compactor = startHeapCompactor(heapCompactionMs, (settle) => pipeline.compactOwnerHeaps(settle), (level, text) => logger.message(level, text));
         await stopped;
         logger.message('info', 'stopping: finishing in-flight requests');
         await compactor?.stop();

@@ -332,8 +332,8 @@ export class Pipeline implements IngestPipeline {
     return { queued, cacheBytes: this.cache.bytes, cacheEntries: this.cache.size, cacheHits: this.cache.hits, cacheMisses: this.cache.misses, storeBatches: this.env.writer.batches, eventsFolded: this.folder.folded, foldsDropped: this.folder.dropped };
   }
 
-  compactOwnerHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>> {
-    return this.executor.compactHeaps();
+  compactOwnerHeaps(settle: boolean): Promise<ReadonlyArray<HeapCompaction | undefined>> {
+    return this.executor.compactHeaps(settle);
   }
 
   foldsIdle(): Promise<void> {

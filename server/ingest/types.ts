@@ -132,9 +132,10 @@ export interface IngestPipeline {
   /**
    * Compacts each partition owner thread's V8 heap that has many free pages (server/heap-compaction.ts), one after
    * another, each after the tasks sent to it before: one entry per owner thread, undefined where it was not worth it;
-   * none with no owner threads (the main thread is the owner, and its heap is its caller's).
+   * none with no owner threads (the main thread is the owner, and its heap is its caller's). `settle`: see
+   * server/heap-compaction.ts compactIfFragmented.
    */
-  compactOwnerHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>>;
+  compactOwnerHeaps(settle: boolean): Promise<ReadonlyArray<HeapCompaction | undefined>>;
   /** Graceful stop: finishes queued work, writes snapshots, stops the workers. The store stays open. */
   close(): Promise<void>;
 }

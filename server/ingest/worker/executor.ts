@@ -15,6 +15,8 @@ import type { HeapCompaction } from '../../heap-compaction.js';
 /** A task that asks an owner thread to compact its heap if fragmented (worker.ts; server/heap-compaction.ts). */
 export interface CompactHeapTask {
   readonly compactHeap: true;
+  /** compactIfFragmented's `settle`. */
+  readonly settle: boolean;
 }
 
 export interface Executor {
@@ -28,7 +30,7 @@ export interface Executor {
    */
   run(task: WorkTask, owner?: number): Promise<WorkReply>;
   /** Each owner thread's heap compacted if fragmented, one after another (none without owner threads). */
-  compactHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>>;
+  compactHeaps(settle: boolean): Promise<ReadonlyArray<HeapCompaction | undefined>>;
   /** Forgets the compiled plans of an organization (the inline cache; workers re-request by version). */
   dropPlans(org: string): void;
   close(): Promise<void>;
@@ -107,10 +109,10 @@ class PoolExecutor implements Executor {
     return unpackMessage<WorkReply>(reply);
   }
 
-  async compactHeaps(): Promise<ReadonlyArray<HeapCompaction | undefined>> {
+  async compactHeaps(settle: boolean): Promise<ReadonlyArray<HeapCompaction | undefined>> {
     const done: Array<HeapCompaction | undefined> = [];
     // One at a time: a compaction pauses its owner; two at once would take both cores from whatever arrives.
-    for (const pool of this.pools) done.push((await pool.run({ compactHeap: true } satisfies CompactHeapTask)) as HeapCompaction | undefined);
+    for (const pool of this.pools) done.push((await pool.run({ compactHeap: true, settle } satisfies CompactHeapTask)) as HeapCompaction | undefined);
     return done;
   }
 

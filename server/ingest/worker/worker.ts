@@ -27,14 +27,14 @@ let previous: Promise<unknown> = Promise.resolve();
  * read that answer; their order is kept here (a task's awaits would otherwise let the next one's start interleave).
  */
 export default function runTask(sent: SentTask | CompactHeapTask): Promise<unknown> {
-  const run = previous.then(() => ('compactHeap' in sent ? compactOwnHeap() : runOne(sent)));
+  const run = previous.then(() => ('compactHeap' in sent ? compactOwnHeap(sent.settle) : runOne(sent)));
   previous = run.catch(() => undefined);
   return run;
 }
 
 /** This owner's heap, where its decoded states live, compacted if fragmented (server/heap-compaction.ts). */
-async function compactOwnHeap(): Promise<unknown> {
-  return (await import('../../heap-compaction.js')).compactIfFragmented();
+async function compactOwnHeap(settle: boolean): Promise<unknown> {
+  return (await import('../../heap-compaction.js')).compactIfFragmented(settle);
 }
 
 async function runOne(sent: SentTask): Promise<unknown> {

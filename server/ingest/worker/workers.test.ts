@@ -133,15 +133,15 @@ describe('piscina workers (threads: 2)', () => {
       const step = (n: number) => ({ kind: 'events' as const, events: [{ name: 'Pageview', time: T0 + n, properties: {} }] });
       const task = (n: number) => ({ groups: [{ org: ORG, version: 7, users: [{ key: 'u1', resident: n > 1, state: null, replay: [], snapshot: false, steps: [step(n)], ctx: EMPTY_CONTEXT_DATA }], cohorts: COHORTS }] });
       for (const owner of [0, 1]) await executor.run(task(1), owner);
-      // A fresh owner's heap has few free pages: no compaction is worth it, and each owner answers so.
-      expect(await executor.compactHeaps()).toEqual([undefined, undefined]);
+      // A fresh owner's heap is small: no compaction is worth it (nor a settling collection), and each owner says so.
+      expect(await executor.compactHeaps(true)).toEqual([undefined, undefined]);
       for (const owner of [0, 1]) {
         const reply = await executor.run(task(2), owner);
         if (reply.needPlan === true || reply.lost !== undefined) throw new Error(`owner ${owner}: ${JSON.stringify(reply)}`);
         expect(reply.groups[0]?.[0]?.count).toBe(2);
       }
       // With no owner threads the main thread owns the states; its heap is the caller's to compact.
-      expect(await inline.compactHeaps()).toEqual([]);
+      expect(await inline.compactHeaps(true)).toEqual([]);
     } finally {
       await executor.close();
       await inline.close();
