@@ -101,16 +101,19 @@ function rssFileBytes(): number | undefined {
  * passes, and after them (what serve's process holds once its next looks have found it idle: the heap compacted if
  * fragmented, then the allocator trimmed; the same without them).
  */
-async function settledRss(): Promise<{ rssBytes: number; rssUntrimmedBytes: number }> {
+async function settledRss(): Promise<{ rssBytes: number; rssUntrimmedBytes: number; compactionMs?: number }> {
   const gc = (globalThis as { gc?: () => void }).gc;
   gc?.();
   await sleep(500);
   gc?.();
   const rssUntrimmedBytes = process.memoryUsage().rss;
+  const compactions = (await compactor?.pass()) ?? [];
   // V8 unmaps the pages a compaction emptied on a background thread, within a moment.
-  if (((await compactor?.pass()) ?? []).length > 0) await sleep(1000);
+  if (compactions.length > 0) await sleep(1000);
   await trimmer?.pass();
-  return { rssBytes: process.memoryUsage().rss, rssUntrimmedBytes };
+  // The pause serve's main thread would take for it (this process keeps its states there, as `--threads 0` does).
+  const compactionMs = compactions.length === 0 ? undefined : compactions.reduce((sum, one) => sum + one.ms, 0);
+  return { rssBytes: process.memoryUsage().rss, rssUntrimmedBytes, ...(compactionMs === undefined ? {} : { compactionMs }) };
 }
 
 try {
@@ -125,12 +128,12 @@ try {
     await appendUsers(done, count);
     seconds += (Date.now() - started) / 1000;
     done += count;
-    const { rssBytes, rssUntrimmedBytes } = await settledRss();
+    const { rssBytes, rssUntrimmedBytes, compactionMs } = await settledRss();
     const { heapUsed, arrayBuffers } = process.memoryUsage();
     // The V8 heap's pages in RSS: what it holds besides the live objects is free space it has not given back.
     const heapCommitted = getHeapStatistics().total_physical_size;
     const storeBytes = store.memoryBytes?.();
-    process.stdout.write(`${JSON.stringify({ kind: 'step', users: done, rssBytes, rssUntrimmedBytes, rssFileBytes: rssFileBytes(), heapUsedBytes: heapUsed, heapCommittedBytes: heapCommitted, arrayBufferBytes: arrayBuffers, storeMemoryBytes: storeBytes, eventsPerSecond: done / seconds })}\n`);
+    process.stdout.write(`${JSON.stringify({ kind: 'step', users: done, rssBytes, rssUntrimmedBytes, compactionMs, rssFileBytes: rssFileBytes(), heapUsedBytes: heapUsed, heapCommittedBytes: heapCommitted, arrayBufferBytes: arrayBuffers, storeMemoryBytes: storeBytes, eventsPerSecond: done / seconds })}\n`);
   }
 } finally {
   await trimmer?.stop();

@@ -25,6 +25,8 @@ export interface MemoryPoint {
   readonly rssBytes: number;
   /** Before them; absent in results of older runs (no trim) and equal to rssBytes without them. */
   readonly rssUntrimmedBytes?: number;
+  /** The pause of the heap compaction of that idle pass (absent when it compacted nothing, and in older runs). */
+  readonly compactionMs?: number;
   readonly heapUsedBytes: number;
   /** The V8 heap's resident pages (used and free); absent in results of older runs. */
   readonly heapCommittedBytes?: number;
@@ -79,7 +81,7 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
       buffered += text;
       let newline: number;
       while ((newline = buffered.indexOf('\n')) >= 0) {
-        const line = JSON.parse(buffered.slice(0, newline)) as { kind: string; users: number; rssBytes: number; rssUntrimmedBytes: number; mallocTrimSeconds: number; heapCompactionSeconds: number; heapUsedBytes: number; heapCommittedBytes: number; arrayBufferBytes: number; storeMemoryBytes?: number; rssFileBytes?: number; eventsPerSecond: number };
+        const line = JSON.parse(buffered.slice(0, newline)) as { kind: string; users: number; rssBytes: number; rssUntrimmedBytes: number; compactionMs?: number; mallocTrimSeconds: number; heapCompactionSeconds: number; heapUsedBytes: number; heapCommittedBytes: number; arrayBufferBytes: number; storeMemoryBytes?: number; rssFileBytes?: number; eventsPerSecond: number };
         buffered = buffered.slice(newline + 1);
         if (line.kind === 'start') {
           base = line.rssBytes;
@@ -89,7 +91,7 @@ export function runMemoryBench(options: MemoryBenchOptions, progress: Progress):
           progress(`  memory: RSS ${mb(base)} after warm-up (${mb(baseUntrimmed)} before the idle passes; pid ${child.pid})`);
           continue;
         }
-        const point = { users: line.users, rssBytes: line.rssBytes, rssUntrimmedBytes: line.rssUntrimmedBytes, heapUsedBytes: line.heapUsedBytes, heapCommittedBytes: line.heapCommittedBytes, arrayBufferBytes: line.arrayBufferBytes, ...(line.storeMemoryBytes === undefined ? {} : { storeMemoryBytes: line.storeMemoryBytes }), ...(line.rssFileBytes === undefined ? {} : { rssFileBytes: line.rssFileBytes }), bytesPerUser: (line.rssBytes - base) / line.users };
+        const point = { users: line.users, rssBytes: line.rssBytes, rssUntrimmedBytes: line.rssUntrimmedBytes, ...(line.compactionMs === undefined ? {} : { compactionMs: line.compactionMs }), heapUsedBytes: line.heapUsedBytes, heapCommittedBytes: line.heapCommittedBytes, arrayBufferBytes: line.arrayBufferBytes, ...(line.storeMemoryBytes === undefined ? {} : { storeMemoryBytes: line.storeMemoryBytes }), ...(line.rssFileBytes === undefined ? {} : { rssFileBytes: line.rssFileBytes }), bytesPerUser: (line.rssBytes - base) / line.users };
         points.push(point);
         rate = line.eventsPerSecond;
         progress(`  ${point.users.toLocaleString('en')} users: RSS ${mb(point.rssBytes)}, heap ${mb(point.heapUsedBytes)} (of ${mb(point.heapCommittedBytes)}), buffers ${mb(point.arrayBufferBytes)}, ${point.bytesPerUser.toFixed(0)} B/user (${((point.rssUntrimmedBytes - baseUntrimmed) / point.users).toFixed(0)} before the idle passes; ${Math.round(rate).toLocaleString('en')} appends/s)`);

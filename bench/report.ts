@@ -434,7 +434,16 @@ function memoryTable(run: MemoryBenchResult): string[] {
         `| ${int(p.users)} | ${mib(p.rssBytes)} | ${mib(p.heapUsedBytes)} | ${mib(p.heapCommittedBytes)} | ${mib(p.arrayBufferBytes)} | ${mib(p.storeMemoryBytes)} | ${mib(p.rssFileBytes)} | ${mib(rest(p))} | ${int(p.bytesPerUser)} | ${untrimmed(p)} |`,
     ),
     '',
+    ...compactionPauses(run),
   ];
+}
+
+/** The pause of each point's heap compaction (the thread stops for it: `serve --compact-heap-every`), when any ran. */
+function compactionPauses(run: MemoryBenchResult): string[] {
+  const paused = run.points.filter((p) => p.compactionMs !== undefined);
+  if (paused.length === 0) return [];
+  const list = paused.map((p) => `${int(p.users)} users ${int(p.compactionMs ?? 0)} ms`).join(', ');
+  return [`The heap compaction's pause at each point (the thread that holds the states stopped for it; a settling collection included): ${list}.`, ''];
 }
 
 /** How the run's RSS was read: after serve's idle passes (heap compaction, allocator trim), or as V8 and glibc left it. */

@@ -1,7 +1,5 @@
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { FREE_SHARE, HeapCompactor, IDLE_SHARE, MIN_FREE_BYTES, compactHeap, compactIfFragmented, fragmented, oldSpace, startHeapCompactor, type HeapCompaction, type OldSpace } from './heap-compaction.js';
+import { FREE_SHARE, HeapCompactor, IDLE_SHARE, MIN_FREE_BYTES, collectGarbage, compactHeap, compactIfFragmented, fragmented, oldSpace, startHeapCompactor, type HeapCompaction, type OldSpace } from './heap-compaction.js';
 
 const MiB = 1024 * 1024;
 
@@ -210,10 +208,7 @@ describe('heap compaction when idle (serve --compact-heap-every)', () => {
     for (let round = 0; round < 3; round++) for (let i = 0; i < 50_000; i++) void new Array(64).fill(round); // promote them
     for (let i = 0; i < kept.length; i += 2) kept[i] = undefined;
     // The control: a full collection as V8 runs it frees the dropped arrays but keeps (nearly all) their pages.
-    setFlagsFromString('--expose-gc');
-    const plainGc = runInNewContext('gc') as () => void;
-    setFlagsFromString('--no-expose-gc');
-    plainGc();
+    collectGarbage();
     const before = oldSpace();
     expect(before.residentBytes - before.usedBytes).toBeGreaterThan(25 * MiB);
     compactHeap();

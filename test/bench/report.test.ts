@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { BEGIN, END, renderResults, writeReadme, type BenchResults } from '../../bench/report.js';
 import { ratiosOf, spreadOf } from '../../bench/stats.js';
 import type { ReferenceBenchResult } from '../../bench/reference.js';
-import type { MemoryBenchResult } from '../../bench/memory.js';
+import type { MemoryBenchResult, MemoryPoint } from '../../bench/memory.js';
 import type { EngineBenchResult } from '../../bench/engine.js';
 import type { Comparison } from '../../bench/http.js';
 import { loadResult } from './load-fixtures.js';
@@ -203,6 +203,10 @@ describe('bench report', () => {
     expect(both).toContain('RSS after a GC, the compaction of the V8 heap serve runs at a look (every 30 s) that finds the process idle');
     expect(both).toContain('gives those pages back), then a pass of the allocator trim serve runs every 30 s');
     expect(both).toContain('the last two columns are the RSS before them');
+    // The compaction's pause, when one ran at a point; nothing said of it when none did.
+    expect(both).not.toContain("The heap compaction's pause");
+    const paused = renderResults({ ...base, memory: { ok: true, at: 'now', value: { ...trimmed, heapCompactionSeconds: 30, points: [{ ...(trimmed.points[0] as MemoryPoint), compactionMs: 588.6 }] } } });
+    expect(paused).toContain("The heap compaction's pause at each point (the thread that holds the states stopped for it; a settling collection included): 100,000 users 589 ms.");
     // (1,200 - 110) MiB / 100,000 users = 11,429 B before the passes.
     expect(text).toMatch(/\| 100,000 \| 900 MiB \| 64 MiB \|  \| 32 MiB \|  \|  \|  \| 8,389 \| 1200 MiB \| 11,429 \|/);
     expect(text).toMatch(/Resident memory per hot user \(RSS at 100,000 users\), 100 cohorts \| ≤ 4,000 B \| 8,389 \| \*\*missed\*\* \|/);
