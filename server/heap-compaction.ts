@@ -4,8 +4,8 @@
 // (docs/performance.md, Memory), ~2 KB a user of a ~9 KB RSS. Its own collections move objects off only the emptiest
 // pages (a few MB per collection), so the pages stay. A full collection with every fragmented page evacuated (V8's
 // `--compact-on-every-full-gc`, set for that one collection) gave them back: 176 MiB resident for 172 live. It pauses
-// the thread (~0.6 s at 100,000 users on this machine, 1.4-1.9 s for 290 MiB of live objects, the memory bench's 1
-// GiB state cache full), and under load the same flag cost the server a quarter more CPU per request, so it runs only
+// the thread (~0.7 s at 100,000 users on this machine, 1.2-2.0 s once the memory bench's 1 GiB state cache is full:
+// bench/README.md (6)), and under load the same flag cost the server a quarter more CPU per request, so it runs only
 // at a look that finds the process idle (under IDLE_SHARE of a core since the last look) and, in each heap, only when
 // a quarter or more of its old space is free pages. serve's main thread looks; the partition owners' heaps, where the
 // decoded states live, are compacted by a task sent to each (worker.ts: an owner idle in piscina waits on a lock, so
