@@ -6,7 +6,8 @@
 // of dist/ inside this project, as bench/ab.ts takes), so a change to the owner can be judged apart from the HTTP
 // runs' noise. Not part of `npm run bench`.
 // Run: npm run build && node --max-semi-space-size=32 dist/bench/owner.js [--users N] [--per-task N] [--rounds N]
-// [--with-data SHARE] [--decoded-states N] [--dist DIR]... (`--decoded-states`: the owner's packed tier, as serve's)
+// [--with-data SHARE] [--decoded-states N] [--context-each-task] [--dist DIR]... (`--decoded-states`: the owner's packed
+// tier, as serve's; `--context-each-task`: every task carries each user's imported data, as before 2026-12-05)
 
 import { resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -22,6 +23,12 @@ export interface OwnerBenchOptions {
   readonly dists: readonly string[];
   /** `serve --decoded-states`: states each owner keeps decoded, the others packed (undefined: all decoded). */
   readonly decodedStates?: number;
+  /**
+   * Send each resident user's imported data with every task, as builds before 2026-12-05 did (and must be given:
+   * they cannot take a task without it). By default a resident user's unchanged data crosses as null, as serve's
+   * main thread sends it (tick.ts `unchangedContext`).
+   */
+  readonly contextEachTask?: boolean;
 }
 
 export interface OwnerRound {
@@ -71,7 +78,8 @@ async function ownerOf(dist: string, options: OwnerBenchOptions): Promise<(round
       for (let u = first; u < Math.min(options.users, first + options.perTask); u++) {
         time += 10;
         const event = { ...(pool[next++ % pool.length] as (typeof pool)[number]), time };
-        users.push({ key: `${ORG}!user-${u}`, resident, state: null, replay: [], snapshot: false, steps: [{ kind: 'events' as const, events: [event] }], ctx: data[u] as (typeof data)[number] });
+        const ctx = resident && options.contextEachTask !== true && data[u] !== EMPTY_CONTEXT_DATA ? null : (data[u] as (typeof data)[number]);
+        users.push({ key: `${ORG}!user-${u}`, resident, state: null, replay: [], snapshot: false, steps: [{ kind: 'events' as const, events: [event] }], ctx });
       }
       const bytes = packMessage({ groups: [{ org: ORG, version: 1, ...(resident ? {} : { cohorts }), users }] });
       const t0 = cpu();
@@ -116,9 +124,14 @@ export async function runOwnerBench(options: OwnerBenchOptions, log: (line: stri
 }
 
 export function parseOwnerArgs(argv: readonly string[], ownDist: string): OwnerBenchOptions {
-  const options: { users: number; perTask: number; rounds: number; withData: number; dists: string[]; decodedStates?: number } = { users: 30_000, perTask: 20, rounds: 6, withData: 1 / 3, dists: [] };
+  const options: { users: number; perTask: number; rounds: number; withData: number; dists: string[]; decodedStates?: number; contextEachTask?: boolean } = { users: 30_000, perTask: 20, rounds: 6, withData: 1 / 3, dists: [] };
   for (let i = 0; i < argv.length; i += 2) {
     const name = argv[i];
+    if (name === '--context-each-task') {
+      options.contextEachTask = true;
+      i -= 1;
+      continue;
+    }
     const value = argv[i + 1];
     if (value === undefined) throw new Error(`${name ?? ''}: a value is missing`);
     if (name === '--dist') options.dists.push(resolve(value));
@@ -135,7 +148,7 @@ export function parseOwnerArgs(argv: readonly string[], ownDist: string): OwnerB
       else if (name === '--per-task') options.perTask = n;
       else if (name === '--rounds') options.rounds = n;
       else options.withData = n;
-    } else throw new Error(`unknown argument "${name ?? ''}"; usage: node dist/bench/owner.js [--users N] [--per-task N] [--rounds N] [--with-data SHARE] [--decoded-states N] [--dist DIR]...`);
+    } else throw new Error(`unknown argument "${name ?? ''}"; usage: node dist/bench/owner.js [--users N] [--per-task N] [--rounds N] [--with-data SHARE] [--decoded-states N] [--context-each-task] [--dist DIR]...`);
   }
   if (options.dists.length === 0) options.dists.push(ownDist);
   return options;

@@ -157,7 +157,7 @@ export async function openServices(store: Store, options: ServicesOptions = {}):
         generations: cohorts.generationsOf(org),
       }),
     },
-    contexts: { contextFor: (org, user) => imports.contextFor(org, user) },
+    contexts: { contextFor: (org, user) => imports.contextFor(org, user), contextEpoch: () => imports.contextEpoch() },
     log: options.log,
     reactions,
     cacheBytes: options.limits?.stateCacheBytes,

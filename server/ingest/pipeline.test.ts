@@ -286,6 +286,65 @@ describe('re-evaluation (D27, E20)', () => {
   });
 });
 
+describe('imported data crosses to the owner only when it may have changed (ContextSource.contextEpoch)', () => {
+  /** MapContexts counting its lookups. */
+  class CountingContexts extends MapContexts {
+    lookups = 0;
+    override async contextFor(org: string, user: string) {
+      this.lookups++;
+      return super.contextFor(org, user);
+    }
+  }
+  const SPORTS = cohort(5, { in_third_party_segment: { provider: 'acme', segment: 'sports' } });
+  const PRO = cohort(6, { in_connections_import_segment: { provider: 'crm', filters: { property: 'plan', condition: { equal_to: 'pro' } } } });
+  const NEWS = cohort(8, { in_third_party_segment: { provider: 'acme', segment: 'news' } });
+
+  for (const threads of [0, 1]) {
+    it(`looks a resident user's data up again only after a change or a plan change, and answers as with every lookup (--threads ${threads})`, async () => {
+      const contexts = new CountingContexts();
+      const plans = new MapPlans(ORG, [SPORTS, PRO, ANY_PAGEVIEW]);
+      const pipeline = await start(new MemoryStore(), plans, { contexts, threads });
+      contexts.addSegment(ORG, U1, '3rd', 'acme', 'sports');
+      expect((await pipeline.append({ org: ORG, user: U1, events: [event(1)] })).memberships).toEqual([2, 5]);
+      expect(contexts.lookups).toBe(1);
+      for (let n = 2; n <= 4; n++) expect((await pipeline.append({ org: ORG, user: U1, events: [event(n)] })).memberships).toEqual([2, 5]);
+      expect(contexts.lookups).toBe(1);
+      // A change (the epoch moves): looked up at the next event, and the cohorts follow the new data.
+      contexts.addRow(ORG, U1, 'crm', { time: T0, properties: { plan: 'pro' } });
+      expect((await pipeline.append({ org: ORG, user: U1, events: [event(5)] })).memberships).toEqual([2, 5, 6]);
+      expect(contexts.lookups).toBe(2);
+      // Data no cohort reads yet: captured (the epoch moved) without it, since the plan does not probe it.
+      contexts.addSegment(ORG, U1, '3rd', 'acme', 'news');
+      expect((await pipeline.append({ org: ORG, user: U1, events: [event(6)] })).memberships).toEqual([2, 5, 6]);
+      expect(contexts.lookups).toBe(3);
+      // A plan that probes it, the epoch unchanged: the new version's probes are asked.
+      plans.set(ORG, [SPORTS, PRO, ANY_PAGEVIEW, NEWS]);
+      pipeline.planChanged(ORG);
+      expect((await pipeline.append({ org: ORG, user: U1, events: [event(7)] })).memberships).toEqual([2, 5, 6, 8]);
+      expect(contexts.lookups).toBe(4);
+      expect((await pipeline.append({ org: ORG, user: U1, events: [event(8)] })).memberships).toEqual([2, 5, 6, 8]);
+      expect(contexts.lookups).toBe(4);
+      expect(pipeline.audienceSize(ORG, 8)).toBe(1);
+    });
+  }
+
+  it('an owner whose state kept no context asks for the data, which is looked up and sent (needContext)', async () => {
+    const contexts = new CountingContexts();
+    const pipeline = await start(new MemoryStore(), new MapPlans(ORG, [SPORTS, ANY_PAGEVIEW]), { contexts });
+    contexts.addSegment(ORG, U1, '3rd', 'acme', 'sports');
+    expect((await pipeline.append({ org: ORG, user: U1, events: [event(1)] })).memberships).toEqual([2, 5]);
+    // What a failed engine call leaves (engine segment.ts `failed`): the inline owner's state without its context.
+    const owner = (pipeline as unknown as { executor: { residents: { peek(key: string): { context: unknown } | undefined } } }).executor;
+    const state = owner.residents.peek(`${ORG}\u0000${U1}`);
+    if (state === undefined) throw new Error('the user is not resident');
+    state.context = undefined;
+    expect((await pipeline.append({ org: ORG, user: U1, events: [event(2)] })).memberships).toEqual([2, 5]);
+    expect(contexts.lookups).toBe(2);
+    expect((await pipeline.append({ org: ORG, user: U1, events: [event(3)] })).memberships).toEqual([2, 5]);
+    expect(contexts.lookups).toBe(2);
+  });
+});
+
 describe('close', () => {
   it('drains queued appends, refuses new ones, and is safe to call twice', async () => {
     const store = new MemoryStore();

@@ -179,6 +179,7 @@ export class Pipeline implements IngestPipeline {
       planOf: (org) => this.planOf(org),
       park: (lane, org, user, items, untilSeq) => this.park(lane, org, user, items, untilSeq),
       contextOf: (org, user) => this.contexts.contextFor(org, user),
+      ...(options.contexts.contextEpoch === undefined ? {} : { contextEpoch: () => (this.contexts as Required<ContextSource>).contextEpoch() }),
       log,
       writer: new GroupWriter(options.store, options.fsync === true, sizes),
       cursors,

@@ -60,6 +60,11 @@ export interface PlanSource {
 export interface ContextSource {
   /** The context itself when it is known without a read (cached), else a promise of it. */
   contextFor(org: string, user: string): SegmentContext | Promise<SegmentContext>;
+  /**
+   * A number that moves whenever any user's imported data may have changed (checked before each group's lookups):
+   * while it stands, a resident user's data is not looked up again. Without it every group captures every context.
+   */
+  contextEpoch?(): number;
 }
 
 export interface PipelineStats {

@@ -15,6 +15,7 @@ describe('bench/owner.ts', () => {
     expect(() => parseOwnerArgs(['--with-data', '2'], DIST)).toThrow(/--with-data/);
     expect(() => parseOwnerArgs(['--fast', '1'], DIST)).toThrow(/unknown argument/);
     expect(parseOwnerArgs(['--decoded-states', '8192'], DIST)).toMatchObject({ decodedStates: 8192 });
+    expect(parseOwnerArgs(['--context-each-task', '--users', '50'], DIST)).toMatchObject({ contextEachTask: true, users: 50 });
     expect(() => parseOwnerArgs(['--decoded-states', '0'], DIST)).toThrow(/--decoded-states/);
   });
 

@@ -40,7 +40,15 @@ export class MapContexts implements ContextSource {
   private readonly segments = new Map<string, Set<string>>();
   private readonly rows = new Map<string, Map<string, ConnectionRow[]>>();
 
+  /** Moves with every change (ContextSource.contextEpoch), as the imports' context cache's does. */
+  private epoch = 0;
+
+  contextEpoch(): number {
+    return this.epoch;
+  }
+
   addSegment(org: string, user: string, relation: '2nd' | '3rd', provider: string, segment: string): void {
+    this.epoch++;
     const id = `${org}!${user}`;
     const set = this.segments.get(id) ?? new Set<string>();
     set.add(`${relation}!${provider}!${segment}`);
@@ -48,6 +56,7 @@ export class MapContexts implements ContextSource {
   }
 
   addRow(org: string, user: string, provider: string, row: ConnectionRow): void {
+    this.epoch++;
     const id = `${org}!${user}`;
     const byProvider = this.rows.get(id) ?? new Map<string, ConnectionRow[]>();
     byProvider.set(provider, [...(byProvider.get(provider) ?? []), row]);

@@ -291,6 +291,15 @@ export class Imports {
   }
 
   /**
+   * Moves whenever a write may have changed some user's imported data (the context cache's epoch: bumped after each
+   * committed change, before its users are re-evaluated): while it stands, every context `contextFor` answers is what
+   * it was (the ingest pipeline then does not look resident users' contexts up again).
+   */
+  contextEpoch(): number {
+    return this.contexts.currentEpoch();
+  }
+
+  /**
    * The cached context when `contextFor` has read it since the user's last change, else undefined: the cache's answer
    * without a read (what `contextFor` asks first; the cache's tests observe it here).
    */

@@ -20,6 +20,8 @@ function entry(n: number, stateBytes: number): CachedUser {
     dirty: false,
     unsnapshotted: 0,
     dirtySince: 0,
+    ctxEpoch: -1,
+    ctxVersion: -1,
   };
 }
 

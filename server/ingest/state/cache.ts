@@ -27,6 +27,13 @@ export interface CachedUser {
   unsnapshotted: number;
   /** When it became dirty (options.now()). */
   dirtySince: number;
+  /**
+   * The imported-data epoch (TickEnv.contextEpoch) at which the context the owner's state was last decided with was
+   * captured, and the plan version whose probes it answered; -1: none known. While both still hold, the user's
+   * imported data goes to its owner as null (tick.ts): unchanged, the owner goes on with the context it has.
+   */
+  ctxEpoch: number;
+  ctxVersion: number;
 }
 
 /**

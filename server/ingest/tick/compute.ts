@@ -7,7 +7,7 @@
 import type { PlanInfo } from '../plan-info.js';
 import type { TakenAsks } from '../state/residents.js';
 import { userKey } from '../state/cache.js';
-import { needsCompute, type TickEnv, type UserWork } from './tick.js';
+import { captureFor, needsCompute, type TickEnv, type UserWork } from './tick.js';
 import type { WorkGroup, WorkStep, WorkTask, WorkUser } from '../worker/work.js';
 
 /** The asks one task carried and the encoded states its owner answered (one per snapshot ask). */
@@ -82,7 +82,8 @@ function historyEvents(work: UserWork): number {
 async function runOwner(env: TickEnv, owner: number, byOrg: Map<string, UserWork[]>, plans: Map<string, PlanInfo>, carry: CarriedAsks): Promise<void> {
   const orgs = [...byOrg.keys()];
   const attach = new Set<string>();
-  for (let attempt = 0; attempt < 3; attempt++) {
+  // At most: the plans asked for, then contexts the owner no longer holds, then the run.
+  for (let attempt = 0; attempt < 4; attempt++) {
     const groups: WorkGroup[] = orgs.map((org) => {
       const plan = plans.get(org) as PlanInfo;
       const group = { org, version: plan.version, users: (byOrg.get(org) as UserWork[]).map(toWorkUser) };
@@ -92,6 +93,10 @@ async function runOwner(env: TickEnv, owner: number, byOrg: Map<string, UserWork
     const reply = await env.executor.run(task, owner);
     if (reply.needPlan === true) {
       for (const org of reply.orgs) attach.add(org);
+      continue;
+    }
+    if (reply.lost !== undefined && reply.needContext === true) {
+      await captureAgain(env, byOrg, plans, new Set(reply.lost));
       continue;
     }
     if (reply.lost !== undefined) {
@@ -107,7 +112,21 @@ async function runOwner(env: TickEnv, owner: number, byOrg: Map<string, UserWork
     }
     return;
   }
-  throw new Error('the executor kept asking for plans it was sent');
+  throw new Error('the executor kept asking for plans or contexts it was sent');
+}
+
+/** The users `keys`, sent without their imported data, get it captured now (the owner kept no context for them). */
+async function captureAgain(env: TickEnv, byOrg: Map<string, UserWork[]>, plans: Map<string, PlanInfo>, keys: ReadonlySet<string>): Promise<void> {
+  const epoch = env.contextEpoch?.() ?? -1;
+  const reads: Promise<void>[] = [];
+  for (const [org, works] of byOrg) {
+    for (const work of works) {
+      if (!keys.has(work.key)) continue;
+      const read = captureFor(env, work, plans.get(org) as PlanInfo, epoch);
+      if (read !== undefined) reads.push(read);
+    }
+  }
+  await Promise.all(reads);
 }
 
 /** Every cached user of the owner is loaded from the store again (snapshot + later events: the exact state). */

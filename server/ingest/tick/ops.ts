@@ -119,6 +119,7 @@ export function buildOps(
       dirty = false;
       unsnapshotted = 0;
     }
+    const context = contextHeld(work, plan, added);
     work.next = {
       org: work.org,
       user: work.user,
@@ -131,6 +132,8 @@ export function buildOps(
       dirty,
       unsnapshotted,
       dirtySince: dirty ? dirtySince : 0,
+      ctxEpoch: context.epoch,
+      ctxVersion: context.version,
     };
   }
   // Where the partition's sequences go on after a restart (events without transitions have no log entry).
@@ -140,6 +143,18 @@ export function buildOps(
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
+const NO_CONTEXT = Object.freeze({ epoch: -1, version: -1 });
+
+/**
+ * Which captured context the owner's state holds after the tick (CachedUser.ctxEpoch): the one sent, once the state
+ * was decided with it (events, a re-evaluation, a replay: the engine keeps the constant context it decided with);
+ * else, for a resident user, the one it held before (none for a state loaded in this tick).
+ */
+function contextHeld(work: UserWork, plan: PlanInfo, added: number): { readonly epoch: number; readonly version: number } {
+  const decided = added > 0 || work.evaluated || work.replay.length > 0;
+  if (work.ctx !== null && decided) return work.ctxEpoch < 0 ? NO_CONTEXT : { epoch: work.ctxEpoch, version: plan.version };
+  return work.resident ? { epoch: work.base.ctxEpoch, version: work.base.ctxVersion } : NO_CONTEXT;
+}
 
 /** The deadline index entries of the user's evaluate items (usually none). */
 function dueKeys(work: UserWork): readonly string[] {

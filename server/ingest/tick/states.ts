@@ -42,6 +42,8 @@ async function loadState(env: TickEnv, work: UserWork): Promise<void> {
     dirty,
     unsnapshotted: loaded.replay.length,
     dirtySince: dirty ? env.now() : 0,
+    ctxEpoch: -1,
+    ctxVersion: -1,
   };
   work.loaded = loaded.bytes;
   work.replay = loaded.replay;

@@ -60,6 +60,11 @@ export interface TickEnv {
   planOf(org: string): PlanInfo;
   /** The context at once when cached (the usual case), else a promise of it. */
   contextOf(org: string, user: string): SegmentContext | Promise<SegmentContext>;
+  /**
+   * A number that moves whenever any user's imported data may have changed (the imports' context cache epoch): while
+   * it stands, a user's captured data is what it was. None: the data is captured for every compute.
+   */
+  contextEpoch?(): number;
   /** A user behind the plan with a long history: its items wait while the history is replayed off the lane. */
   park(lane: Lane, org: string, user: string, items: readonly LaneItem[], untilSeq: number): void;
   log(line: string): void;
@@ -88,7 +93,10 @@ export interface UserWork {
   /** The stored snapshot's state (null: none, or resident). */
   loaded: Uint8Array | null;
   replay: readonly EngineEvent[];
-  ctx: ContextData;
+  /** The imported data its owner gets: null when unchanged since the owner last decided the user (`unchangedContext`). */
+  ctx: ContextData | null;
+  /** TickEnv.contextEpoch when `ctx` was captured (-1: not captured, or no epoch to go by). */
+  ctxEpoch: number;
   decision: CatchUpDecision | undefined;
   result: UserResult | undefined;
   evaluated: boolean;
@@ -161,15 +169,20 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], listener?
     for (const tick of ticks) for (const [key, work] of tick.users) computed.set(key, work);
     const plans = new Map<string, PlanInfo>();
     for (const work of computed.values()) if (!plans.has(work.org)) plans.set(work.org, env.planOf(work.org));
-    // Cached contexts (the usual case) are captured at once; only reads make the group wait.
+    // Cached contexts (the usual case) are captured at once; only reads make the group wait. Unchanged ones are not
+    // even looked up: the owner goes on with the context it has.
     const contextReads: Promise<void>[] = [];
+    const epoch = env.contextEpoch?.() ?? -1;
     for (const work of computed.values()) {
       if (!needsCompute(work)) continue;
-      const probes = (plans.get(work.org) as PlanInfo).probes;
-      if (!hasProbes(probes)) continue;
-      const context = env.contextOf(work.org, work.user);
-      if (context instanceof Promise) contextReads.push(captureWhenRead(work, context, probes));
-      else work.ctx = captureContext(context, probes);
+      const plan = plans.get(work.org) as PlanInfo;
+      if (!hasProbes(plan.probes)) continue;
+      if (unchangedContext(work, plan, epoch)) {
+        work.ctx = null;
+        continue;
+      }
+      const read = captureFor(env, work, plan, epoch);
+      if (read !== undefined) contextReads.push(read);
     }
     if (contextReads.length > 0) await Promise.all(contextReads);
     const now = env.now();
@@ -231,6 +244,27 @@ export async function runTicks(env: TickEnv, runs: readonly TickRun[], listener?
       handBack(tick.lane, tick.active.filter((item) => !bad.has(item)));
     }
   }
+}
+
+/**
+ * Whether the owner already holds the user's context as the plan's probes see it now: the user is resident and the
+ * context its state was last decided with was captured at this same epoch (no imported data changed since) for this
+ * plan version. The owner answers needContext if its state kept none after all (compute.ts sends the data then).
+ */
+function unchangedContext(work: UserWork, plan: PlanInfo, epoch: number): boolean {
+  return epoch >= 0 && work.resident && work.base.ctxEpoch === epoch && work.base.ctxVersion === plan.version;
+}
+
+/**
+ * Captures the user's imported data for the plan's probes into `work.ctx` (noting the epoch it was taken at, before
+ * the lookup: a change committed meanwhile moves it); a promise when the context has to be read first.
+ */
+export function captureFor(env: TickEnv, work: UserWork, plan: PlanInfo, epoch: number): Promise<void> | undefined {
+  work.ctxEpoch = epoch;
+  const context = env.contextOf(work.org, work.user);
+  if (context instanceof Promise) return captureWhenRead(work, context, plan.probes);
+  work.ctx = captureContext(context, plan.probes);
+  return undefined;
 }
 
 /** A user's imported data captured once read (runTicks): a function, not a callback per user (docs/performance.md). */
@@ -395,11 +429,12 @@ function workOf(users: Map<string, UserWork>, partition: number, org: string, us
       key,
       partition,
       steps: [],
-      base: { size: 0, memberships: '', seq: 0, count: 0, mark: 0, dirty: false, unsnapshotted: 0, dirtySince: 0 },
+      base: { size: 0, memberships: '', seq: 0, count: 0, mark: 0, dirty: false, unsnapshotted: 0, dirtySince: 0, ctxEpoch: -1, ctxVersion: -1 },
       resident: false,
       loaded: null,
       replay: [],
       ctx: EMPTY_CONTEXT_DATA,
+      ctxEpoch: -1,
       decision: undefined,
       result: undefined,
       evaluated: false,

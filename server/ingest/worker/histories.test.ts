@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { attachHistories, detachHistories } from './histories.js';
 import { packMessage, unpackMessage } from './messages.js';
 import type { WorkTask, WorkUser } from './work.js';
+import { EMPTY_CONTEXT_DATA } from '../tick/context.js';
 
 const bytes = (n: number, fill: number): Uint8Array => new Uint8Array(n).fill(fill);
 
@@ -28,7 +29,7 @@ describe('histories beside the message', () => {
         { org: 'o1', version: 1, users: [user('a', bytes(100_000, 1)), user('b'), user('c', bytes(0, 0))] },
         { org: 'o2', version: 2, users: [user('d', bytes(7, 2))] },
       ],
-      replays: [{ org: 'o1', version: 1, items: [{ source: null, events: { bytes: bytes(4, 3), count: 2 }, ctx: user('x').ctx }] }],
+      replays: [{ org: 'o1', version: 1, items: [{ source: null, events: { bytes: bytes(4, 3), count: 2 }, ctx: EMPTY_CONTEXT_DATA }] }],
     };
     const { task: sent, histories } = detachHistories(task);
     expect(histories.byteLength).toBe(100_011);

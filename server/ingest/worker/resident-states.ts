@@ -84,6 +84,11 @@ export class ResidentStates {
     this.setDecoded(key, state);
   }
 
+  /** The user's state as held, decoded or packed, without touching its recency; undefined if not held. */
+  peek(key: string): UserState | undefined {
+    return this.decoded.get(key) ?? this.packed.get(key);
+  }
+
   /** The user's state encoded (a snapshot), a packed one left packed; undefined if not held. */
   encode(key: string): Uint8Array | undefined {
     const packed = this.packed.get(key);

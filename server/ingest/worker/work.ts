@@ -43,7 +43,12 @@ export interface WorkUser {
   /** Answer the encoded state after the steps (a snapshot is due). */
   readonly snapshot: boolean;
   readonly steps: readonly WorkStep[];
-  readonly ctx: ContextData;
+  /**
+   * The user's imported data (D27) as the plan's probes see it; null for a resident user whose imported data has not
+   * changed since the owner last decided it (tick.ts): the owner goes on with the context its state was last decided
+   * with (engine UserState.context), so unchanged data crosses no thread and is compared with nothing.
+   */
+  readonly ctx: ContextData | null;
   /** Before the steps: bring cohorts `stale` up to date from `source` once it has replayed `events`. */
   readonly catchup?: CatchUp;
 }
@@ -132,8 +137,13 @@ export interface UserResult {
 
 export type WorkReply =
   | { readonly needPlan: true; readonly orgs: readonly string[]; readonly lost?: undefined }
-  /** Users asked for as resident that the owner does not hold (its thread was restarted): nothing was run. */
-  | { readonly needPlan?: undefined; readonly lost: readonly string[] }
+  /**
+   * Users asked for as resident that the owner does not hold (its thread was restarted): nothing was run. With
+   * `needContext`, what was lost is only their context: users sent without their imported data (`ctx` null) whose
+   * state keeps none to go on with (its last call failed, or it was bound to a new plan since); they are sent again
+   * with their data.
+   */
+  | { readonly needPlan?: undefined; readonly lost: readonly string[]; readonly needContext?: true }
   | {
       readonly needPlan?: undefined;
       readonly lost?: undefined;
@@ -215,6 +225,8 @@ export function runWork(task: WorkTask, cache: PlanCache, residents: Residents):
   const lost: string[] = [];
   for (const group of task.groups) for (const user of group.users) if (user.resident && !residents.has(user.key)) lost.push(user.key);
   if (lost.length > 0) return { lost };
+  const needContext = usersWithoutContext(task, residents);
+  if (needContext !== undefined) return { lost: needContext, needContext: true };
   for (const key of task.drops ?? []) residents.delete(key);
   let snapshots: (Uint8Array | null)[] | undefined;
   if (task.snapshots !== undefined) {
@@ -243,6 +255,17 @@ export function runWork(task: WorkTask, cache: PlanCache, residents: Residents):
   return { groups, ...(replays === undefined ? {} : { replays }), ...(snapshots === undefined ? {} : { snapshots }) };
 }
 
+/** Users sent without their imported data whose resident state holds no context to go on with; undefined: none. */
+function usersWithoutContext(task: WorkTask, residents: Residents): string[] | undefined {
+  let keys: string[] | undefined;
+  for (const group of task.groups) {
+    for (const user of group.users) {
+      if (user.ctx === null && !(user.resident && residents.peek(user.key)?.context !== undefined)) (keys ??= []).push(user.key);
+    }
+  }
+  return keys;
+}
+
 /** The group's plan from the cache, compiled when the group carries its cohorts; undefined (and noted) when neither. */
 function planOfGroup(group: ReplayGroup | WorkGroup, cache: PlanCache, missing: Set<string>): Plan | undefined {
   const plan =
@@ -264,10 +287,12 @@ function runUser(plan: Plan, user: WorkUser, residents: Residents, cache: PlanCa
   let ctx: SegmentContext;
   if (user.resident) {
     state = residents.get(user.key) as UserState;
-    // The same imported data as at the user's last step: the same constant context (tick/context.ts).
-    ctx = contextFromData(user.ctx, state.context);
+    // Unchanged imported data (null; runWork checked the state keeps its context) or the same data as at the user's
+    // last step: the same constant context (tick/context.ts).
+    ctx = user.ctx === null ? (state.context as SegmentContext) : contextFromData(user.ctx, state.context);
   } else {
-    ctx = contextFromData(user.ctx);
+    // Never null here: runWork answers needContext for a user sent without data that is not resident.
+    ctx = contextFromData(user.ctx as ContextData);
     // A state the main thread loaded replaces whatever this owner held (its state may be ahead of the committed one).
     residents.delete(user.key);
     state = user.state === null ? newUserState() : decodeState(user.state);
