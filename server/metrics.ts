@@ -90,7 +90,18 @@ export function createMetrics(services: Services, dataDir: string, stateless: St
     phaseSeconds.observe({ phase: 'compute' }, phases.compute / 1000);
     phaseSeconds.observe({ phase: 'build' }, phases.build / 1000);
     phaseSeconds.observe({ phase: 'write' }, phases.write / 1000);
-    for (const { entry } of outcome.log) for (const t of entry.transitions) transitions.inc({ kind: t.kind });
+    // Counted here, then one increment per kind: a labelled increment hashes its labels each time (~4.6 transitions
+    // per event in the benches).
+    let entered = 0;
+    let exited = 0;
+    for (const { entry } of outcome.log) {
+      for (const t of entry.transitions) {
+        if (t.kind === 'entered') entered++;
+        else exited++;
+      }
+    }
+    if (entered > 0) transitions.inc({ kind: 'entered' }, entered);
+    if (exited > 0) transitions.inc({ kind: 'exited' }, exited);
   });
   pipeline.onDeadline((lagMs) => {
     deadlines.inc();
