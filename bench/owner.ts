@@ -78,7 +78,7 @@ async function ownerOf(dist: string, options: OwnerBenchOptions): Promise<(round
       for (let u = first; u < Math.min(options.users, first + options.perTask); u++) {
         time += 10;
         const event = { ...(pool[next++ % pool.length] as (typeof pool)[number]), time };
-        const ctx = resident && options.contextEachTask !== true && data[u] !== EMPTY_CONTEXT_DATA ? null : (data[u] as (typeof data)[number]);
+        const ctx = resident && options.contextEachTask !== true ? null : (data[u] as (typeof data)[number]);
         users.push({ key: `${ORG}!user-${u}`, resident, state: null, replay: [], snapshot: false, steps: [{ kind: 'events' as const, events: [event] }], ctx });
       }
       const bytes = packMessage({ groups: [{ org: ORG, version: 1, ...(resident ? {} : { cohorts }), users }] });
