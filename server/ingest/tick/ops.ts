@@ -10,7 +10,7 @@ import type { LoggedTransition, StoredEvent } from '../../domain/events/index.js
 import type { CommitLog } from './commit-log.js';
 import type { Lane, LaneItem } from '../lanes/lane.js';
 import { userSnapshotOps } from '../state/load.js';
-import { toMemberCodes } from '../state/cache.js';
+import { toMemberCodes, type CachedUser } from '../state/cache.js';
 import type { PlanInfo } from '../plan-info.js';
 import { SizeDeltas } from './sizes.js';
 import type { Step, StepOf, TickEnv, UserWork } from './tick.js';
@@ -119,7 +119,6 @@ export function buildOps(
       dirty = false;
       unsnapshotted = 0;
     }
-    const context = contextHeld(work, plan, added);
     work.next = {
       org: work.org,
       user: work.user,
@@ -132,9 +131,10 @@ export function buildOps(
       dirty,
       unsnapshotted,
       dirtySince: dirty ? dirtySince : 0,
-      ctxEpoch: context.epoch,
-      ctxVersion: context.version,
+      ctxEpoch: -1,
+      ctxVersion: -1,
     };
+    holdContext(work.next, work, plan, added);
   }
   // Where the partition's sequences go on after a restart (events without transitions have no log entry).
   if (seq > lane.lastSeq) ops.push(...partitionSeqOps(partition, seq));
@@ -143,17 +143,23 @@ export function buildOps(
 }
 
 const NO_KEYS: readonly string[] = Object.freeze([]);
-const NO_CONTEXT = Object.freeze({ epoch: -1, version: -1 });
 
 /**
- * Which captured context the owner's state holds after the tick (CachedUser.ctxEpoch): the one sent, once the state
- * was decided with it (events, a re-evaluation, a replay: the engine keeps the constant context it decided with);
- * else, for a resident user, the one it held before (none for a state loaded in this tick).
+ * Notes in `next` (CachedUser.ctxEpoch, none: -1) which captured context the owner's state holds after the tick: the
+ * one sent, once the state was decided with it (events, a re-evaluation, a replay: the engine keeps the constant
+ * context it decided with); else, for a resident user, the one it held before (none for a state loaded in this tick).
+ * Written into the entry, not returned: it runs for every user of every group.
  */
-function contextHeld(work: UserWork, plan: PlanInfo, added: number): { readonly epoch: number; readonly version: number } {
+function holdContext(next: CachedUser, work: UserWork, plan: PlanInfo, added: number): void {
   const decided = added > 0 || work.evaluated || work.replay.length > 0;
-  if (work.ctx !== null && decided) return work.ctxEpoch < 0 ? NO_CONTEXT : { epoch: work.ctxEpoch, version: plan.version };
-  return work.resident ? { epoch: work.base.ctxEpoch, version: work.base.ctxVersion } : NO_CONTEXT;
+  if (work.ctx !== null && decided) {
+    if (work.ctxEpoch < 0) return;
+    next.ctxEpoch = work.ctxEpoch;
+    next.ctxVersion = plan.version;
+  } else if (work.resident) {
+    next.ctxEpoch = work.base.ctxEpoch;
+    next.ctxVersion = work.base.ctxVersion;
+  }
 }
 
 /** The deadline index entries of the user's evaluate items (usually none). */
