@@ -72,6 +72,10 @@ export interface AbRun {
   readonly eventsPerGroup: number;
   readonly groupMs: number;
   readonly ownersMs: number;
+  /** The group's other phases (ms): its reads, building its writes, its write until committed. */
+  readonly readsMs: number;
+  readonly buildMs: number;
+  readonly writeMs: number;
 }
 
 const SEED = 42;
@@ -173,12 +177,15 @@ export async function runAb(options: AbOptions, log: (line: string) => void): Pr
             eventsPerGroup: usage.eventsPerGroup,
             groupMs: usage.groupMs,
             ownersMs: usage.ownersMs,
+            readsMs: usage.readsMs,
+            buildMs: usage.buildMs,
+            writeMs: usage.writeMs,
           };
           runs.push(run);
           log(
             `round ${round} ${variant.name}: ${Math.round(a.rps)} req/s, ${b === undefined ? 'fixed rate' : `baseline ${Math.round(b.rps)}, ratio ${run.ratio.toFixed(3)}`}, ` +
               `p99 ${a.latency.p99.toFixed(1)} ms, server CPU ${Math.round(run.cpuUs)} µs/request (main thread ${Math.round(run.mainCpuUs)}), ` +
-              `${Number.isFinite(run.eventsPerGroup) ? `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms` : 'no ingest groups reported'}${Number.isFinite(run.ownersMs) ? ` (${run.ownersMs.toFixed(2)} with the owners)` : ''}${Number.isFinite(usage.residentShare) ? `, users resident ${(usage.residentShare * 100).toFixed(1)} %, per 1,000 events ${usage.snapshotsPerThousand.toFixed(0)} snapshots and ${usage.deadlinesPerThousand.toFixed(0)} re-evaluations` : ''}${Number.isFinite(usage.keptStateShare) ? `, stateless states kept ${(usage.keptStateShare * 100).toFixed(0)} %` : ''}, non-2xx ${a.non2xx}`,
+              `${Number.isFinite(run.eventsPerGroup) ? `groups of ${run.eventsPerGroup.toFixed(1)} events in ${run.groupMs.toFixed(2)} ms` : 'no ingest groups reported'}${Number.isFinite(run.ownersMs) ? ` (reads ${run.readsMs.toFixed(2)}, owners ${run.ownersMs.toFixed(2)}, build ${run.buildMs.toFixed(2)}, write ${run.writeMs.toFixed(2)})` : ''}${Number.isFinite(usage.residentShare) ? `, users resident ${(usage.residentShare * 100).toFixed(1)} %, per 1,000 events ${usage.snapshotsPerThousand.toFixed(0)} snapshots and ${usage.deadlinesPerThousand.toFixed(0)} re-evaluations` : ''}${Number.isFinite(usage.keptStateShare) ? `, stateless states kept ${(usage.keptStateShare * 100).toFixed(0)} %` : ''}, non-2xx ${a.non2xx}`,
           );
         } finally {
           await server.stop();

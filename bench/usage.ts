@@ -27,6 +27,10 @@ export interface RunUsage {
   readonly groupMs: number;
   /** Of a group's time, its owners' round trip (ms, mean; `audience_ingest_group_phase_seconds{phase="compute"}`). */
   readonly ownersMs: number;
+  /** The other phases of a group's time (ms, means): its reads, building its writes, and its write until committed. */
+  readonly readsMs: number;
+  readonly buildMs: number;
+  readonly writeMs: number;
   /** Groups per store batch (groups built while a batch is written share the next one). */
   readonly groupsPerBatch: number;
   /** Share of the state lookups that found the user resident (the others loaded a snapshot and later events). */
@@ -47,6 +51,9 @@ interface Counters {
   readonly groups: number;
   readonly groupSeconds: number;
   readonly ownersSeconds: number;
+  readonly readsSeconds: number;
+  readonly buildSeconds: number;
+  readonly writeSeconds: number;
   readonly batches: number;
   readonly hits: number;
   readonly misses: number;
@@ -68,6 +75,9 @@ async function counters(url: string): Promise<Counters | undefined> {
       groups: read('audience_ingest_ticks_total'),
       groupSeconds: read('audience_ingest_tick_duration_seconds_sum'),
       ownersSeconds: read('audience_ingest_group_phase_seconds_sum{phase="compute"}'),
+      readsSeconds: read('audience_ingest_group_phase_seconds_sum{phase="reads"}'),
+      buildSeconds: read('audience_ingest_group_phase_seconds_sum{phase="build"}'),
+      writeSeconds: read('audience_ingest_group_phase_seconds_sum{phase="write"}'),
       batches: read('audience_ingest_store_batches_total'),
       hits: read('audience_state_cache_hits_total'),
       misses: read('audience_state_cache_misses_total'),
@@ -116,6 +126,9 @@ export async function withUsage<T>(server: Running, load: () => Promise<T>): Pro
       eventsPerGroup: moved('events') / groups,
       groupMs: (moved('groupSeconds') * 1000) / groups,
       ownersMs: (moved('ownersSeconds') * 1000) / groups,
+      readsMs: (moved('readsSeconds') * 1000) / groups,
+      buildMs: (moved('buildSeconds') * 1000) / groups,
+      writeMs: (moved('writeSeconds') * 1000) / groups,
       groupsPerBatch: groups / moved('batches'),
       residentShare: hits / (hits + moved('misses')),
       keptStateShare: keptOrOpened > 0 ? kept / keptOrOpened : Number.NaN,
