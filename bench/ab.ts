@@ -15,7 +15,8 @@
 // events published either way); `--mode ingest|stateless`;
 // `--users`, `--rounds`, `--seconds` (measured, after 2 s of warm-up). Prints one line per run and the medians,
 // with the server's CPU time per request (all threads, and its main thread, from /proc over the run) and its ingest
-// groups (events, time from start to commit, the owners' round trip in it, from /metrics): on a shared machine the
+// groups (events, time from start to commit and its phases: reads, the owners' round trip, building the writes, the
+// write until committed; from /metrics): on a shared machine the
 // ratio moves with the neighbours' load, the CPU a request costs less. Each variant after the first is also compared
 // with the first round by round (ratio higher, CPU per request lower) with the sign test's p (stats.ts `signTestP`:
 // 3 rounds won of 4 is p = 0.63, what two runs of one build gave here). `--rate N` caps the load at N requests per
