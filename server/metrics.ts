@@ -90,8 +90,8 @@ export function createMetrics(services: Services, dataDir: string, stateless: St
     phaseSeconds.observe({ phase: 'compute' }, phases.compute / 1000);
     phaseSeconds.observe({ phase: 'build' }, phases.build / 1000);
     phaseSeconds.observe({ phase: 'write' }, phases.write / 1000);
-    // Counted here, then one increment per kind: a labelled increment hashes its labels each time (~4.6 transitions
-    // per event in the benches).
+    // Counted here, then one increment per kind: a labelled increment hashes its labels each time, and an event often
+    // moves its user in or out of several cohorts at once.
     let entered = 0;
     let exited = 0;
     for (const { entry } of outcome.log) {
