@@ -28,18 +28,22 @@ export interface SeriesPoint {
 }
 
 export class CohortSeries {
-  /** `${org}|${code}` → buckets in ascending minute order (a ring trimmed to the window on write). */
-  private readonly byCohort = new Map<string, Bucket[]>();
+  /**
+   * Organization → cohort code → buckets in ascending minute order (a ring trimmed to the window on write). By number
+   * below the organization: a committed transition looks its cohort up without building a key string.
+   */
+  private readonly byOrg = new Map<string, Map<number, Bucket[]>>();
 
   constructor(private readonly minutes = 1440) {}
 
   /** One committed log entry (in commit order; entries from the startup read may interleave: counts add up). */
   add(entry: TransitionLogEntry): void {
     const minute = Math.floor(entry.at / MINUTE);
+    let byCode = this.byOrg.get(entry.org);
+    if (byCode === undefined) this.byOrg.set(entry.org, (byCode = new Map()));
     for (const t of entry.transitions) {
-      const id = `${entry.org}|${t.cohort}`;
-      let buckets = this.byCohort.get(id);
-      if (buckets === undefined) this.byCohort.set(id, (buckets = []));
+      let buckets = byCode.get(t.cohort);
+      if (buckets === undefined) byCode.set(t.cohort, (buckets = []));
       let bucket = findBucket(buckets, minute);
       if (bucket === undefined) {
         bucket = { minute, entered: 0, exited: 0, net: 0 };
@@ -59,7 +63,7 @@ export class CohortSeries {
   read(org: string, code: number, now: number, sizeNow: number): SeriesPoint[] {
     const last = Math.floor(now / MINUTE);
     const first = last - this.minutes + 1;
-    const buckets = this.byCohort.get(`${org}|${code}`) ?? [];
+    const buckets = this.byOrg.get(org)?.get(code) ?? [];
     const points: SeriesPoint[] = new Array(this.minutes);
     let size = sizeNow;
     let b = buckets.length - 1;
