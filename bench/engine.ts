@@ -114,15 +114,28 @@ export interface EngineBenchResult {
 
 const EVENTS_PER_REPETITION = 10;
 
-export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): EngineBenchResult {
-  const settings = { ...DEFAULT_ENGINE_BENCH, ...overrides };
-  const gen = new SampleGenerator(settings.seed);
-  const cohorts = gen.cohorts(settings.cohorts);
+/** The bench's workload: its cohorts and their plan, the users' contexts (one of 64 per user) and the event pool. */
+export interface EngineWorkload {
+  readonly cohorts: CohortDefinition[];
+  readonly plan: Plan;
+  readonly contexts: SegmentContext[];
+  readonly pool: EngineEvent[];
+}
+
+export function engineWorkload(seed: number, cohortCount: number): EngineWorkload {
+  const gen = new SampleGenerator(seed);
+  const cohorts = gen.cohorts(cohortCount);
   const plan = compilePlan(cohorts, 1);
-  const clauseKinds: Record<string, number> = {};
-  for (const c of cohorts) for (const group of c.query.and) for (const clause of group.or) clauseKinds[clause.kind] = (clauseKinds[clause.kind] ?? 0) + 1;
   const contexts = Array.from({ length: 64 }, () => gen.context());
   const pool = gen.events(5_000);
+  return { cohorts, plan, contexts, pool };
+}
+
+export function runEngineBench(overrides: Partial<EngineBenchOptions> = {}): EngineBenchResult {
+  const settings = { ...DEFAULT_ENGINE_BENCH, ...overrides };
+  const { cohorts, plan, contexts, pool } = engineWorkload(settings.seed, settings.cohorts);
+  const clauseKinds: Record<string, number> = {};
+  for (const c of cohorts) for (const group of c.query.and) for (const clause of group.or) clauseKinds[clause.kind] = (clauseKinds[clause.kind] ?? 0) + 1;
 
   // Throughput: steady state (every user already has state), one event per call, users interleaved (a partition
   // owner's worst case for locality). The warm-up round creates the users; each run continues their streams.
@@ -280,7 +293,7 @@ function newPlanThroughput(
 }
 
 /** Rounds [from, to) of the schedule through `plan`, one event per segment call, users interleaved. */
-function segmentRounds(plan: Plan, states: readonly UserState[], schedule: Schedule, contexts: readonly SegmentContext[], from: number, to: number): void {
+export function segmentRounds(plan: Plan, states: readonly UserState[], schedule: Schedule, contexts: readonly SegmentContext[], from: number, to: number): void {
   const users = schedule.users;
   const events = schedule.events;
   for (let round = from; round < to; round++) {
@@ -291,7 +304,7 @@ function segmentRounds(plan: Plan, states: readonly UserState[], schedule: Sched
 }
 
 /** Every user's stream, round by round: user u's is `streamOf(pool, u * 7919, rounds, 2026-01-01 plus u seconds)`. */
-interface Schedule {
+export interface Schedule {
   readonly users: number;
   /** User u's event of round r at r * users + u. */
   readonly events: EngineEvent[];
@@ -302,7 +315,7 @@ interface Schedule {
  * as a server's events are: decoded just before their step, next to the one before. Allocated user by user, each
  * read was a cache miss of the bench's own (a profile put ~11 % of the throughput loop's samples on its event loads).
  */
-function scheduleOf(pool: readonly EngineEvent[], users: number, rounds: number): Schedule {
+export function scheduleOf(pool: readonly EngineEvent[], users: number, rounds: number): Schedule {
   const next = Array.from({ length: users }, (_, user) => ({ k: (user * 7919) % pool.length, t: Date.UTC(2026, 0, 1) + user * 1000 }));
   const events: EngineEvent[] = [];
   for (let round = 0; round < rounds; round++) {
