@@ -99,6 +99,12 @@ export class Plan {
   readonly dirtyBase: number;
   readonly recheckBase: number;
   /**
+   * @internal Then as many words of membership bits by rank, the cohort's place in `codes` (`rankOf`): bit r % 32 of
+   * word `memberBase` + r / 32 is set exactly when `flags` holds the cohort of rank r as a member (user-state.ts
+   * `setMembership`), so the memberships are read in code order from a few words (`membershipsOf`).
+   */
+  readonly memberBase: number;
+  /**
    * @internal Per cohort word: the bits of the cohorts it holds, and of those whose context clauses do not all read
    * the context alone (not CompiledCohort.timeless: a constant context does not settle them).
    */
@@ -108,6 +114,8 @@ export class Plan {
   readonly cohorts: readonly CompiledCohort[];
   /** @internal Positions in `cohorts`, by ascending code (E19 output order). */
   readonly byCode: Int32Array;
+  /** @internal Per position in `cohorts`, its rank in ascending code order (`byCode`'s inverse). */
+  readonly rankOf: Int32Array;
   /** @internal */
   readonly positionOfCode: ReadonlyMap<number, number>;
   /** @internal */
@@ -169,12 +177,14 @@ export class Plan {
       obj += slot.objWidth;
     }
     // Then the cohorts' decision state, one bit per cohort position in 32-bit words (segment.ts evaluateCohorts):
-    // dirty (a clause of it went stale since its last decision), then recheck (its last decision read a context clause).
+    // dirty (a clause of it went stale since its last decision), then recheck (its last decision read a context clause);
+    // then the memberships, one bit per cohort by rank in code order.
     this.cohortWords = Math.ceil(parts.cohorts.length / 32);
     bytes = Math.ceil(bytes / 4) * 4;
     this.dirtyBase = bytes / 4;
     this.recheckBase = this.dirtyBase + this.cohortWords;
-    bytes += 8 * this.cohortWords;
+    this.memberBase = this.recheckBase + this.cohortWords;
+    bytes += 12 * this.cohortWords;
     this.expiryBase = Math.ceil(bytes / 8);
     let timed = 0;
     this.slots.forEach((slot, i) => {
@@ -200,6 +210,8 @@ export class Plan {
     const positions = this.cohorts.map((cohort, position) => ({ code: cohort.code, position }));
     positions.sort((a, b) => a.code - b.code);
     this.byCode = Int32Array.from(positions.map((p) => p.position));
+    this.rankOf = new Int32Array(positions.length);
+    positions.forEach((p, rank) => (this.rankOf[p.position] = rank));
     this.codes = Object.freeze(positions.map((p) => p.code));
     this.positionOfCode = new Map(positions.map((p) => [p.code, p.position]));
     this.slotKeys = Object.freeze(this.slots.map((slot) => slot.key));

@@ -3,7 +3,7 @@
 
 import type { Plan } from '../plan/plan.js';
 import type { SlotDef } from './slots/types.js';
-import { bindState, forgetClauseResults, type UserState } from './user-state.js';
+import { bindState, forgetClauseResults, setMembership, type UserState } from './user-state.js';
 
 /** Canonical keys of the plan's slots the state lacks (or holds only partially). Binds the state to `plan`. */
 export function missingSlots(plan: Plan, state: UserState): string[] {
@@ -32,7 +32,7 @@ export function adoptSlots(plan: Plan, target: UserState, source: UserState, key
   if (fresh.size !== target.fresh.size) target.fresh = fresh;
   for (const code of cohorts) {
     const position = plan.positionOfCode.get(code);
-    if (position !== undefined) target.flags[position] = source.flags[position] as number;
+    if (position !== undefined) setMembership(plan, target, position, source.flags[position] as number);
   }
   target.nums.fill(Number.NEGATIVE_INFINITY, plan.expiryBase);
   target.nextExpiry = Number.NEGATIVE_INFINITY;

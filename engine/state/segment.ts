@@ -7,7 +7,7 @@ import type { EngineEvent, SegmentContext, Transition } from '../api.js';
 import type { ClauseTest, CompiledCohort, FilterGroup, Plan } from '../plan/plan.js';
 import type { SlotDef, TransitionSlotDef } from './slots/types.js';
 import { SESSION_CHANGED, SESSION_GAP_MS, VIEW_CHANGED, advanceTrackers } from './trackers.js';
-import { CLAUSE_FINAL, CLAUSE_STALE, bindState, membershipsOf, type UserState } from './user-state.js';
+import { CLAUSE_FINAL, CLAUSE_STALE, bindState, membershipsOf, setMembership, type UserState } from './user-state.js';
 
 export interface SegmentResult {
   readonly state: UserState;
@@ -308,7 +308,7 @@ function evaluateCohorts(
       from = bit + 1;
       const holds = decision & HOLDS;
       if (holds === flags[p]) continue;
-      flags[p] = holds;
+      setMembership(plan, state, p, holds);
       const code = (cohorts[p] as CompiledCohort).code;
       transitions.push({ cohort: code, kind: holds === 1 ? 'entered' : 'exited', time: state.time, eventIndex });
       // E12: cohorts naming this one see the transition within this same event (they come later in the order).

@@ -51,7 +51,8 @@ export class UserState implements SlotStore {
    * Bound: every slot's numbers at its offsets (one contiguous buffer per user, read as 64-bit `nums` and as 32-bit
    * `ints`, slots/types.ts), then the cohorts' dirty and recheck bits (plan.ts `dirtyBase`, `recheckBase`: a cohort is
    * recheck when its last decision read a context clause, dirty when a clause of it went stale since; neither: its
-   * last decision stands), and its ring objects.
+   * last decision stands), its membership bits in code order (`memberBase`: the membership flags again, both set
+   * by `setMembership`), and its ring objects.
    */
   nums: Float64Array = NO_NUMS;
   ints: Uint32Array = NO_INTS;
@@ -116,22 +117,50 @@ export function newUserState(): UserState {
 }
 
 /**
- * Sorted codes of the cohorts the user is in: read from the membership flags in code order (a scan of one byte per
- * cohort; a cached list per state cost a splice per transition and 259 → 224 MB of heap at 100,000 resident users in
- * `memory-process.js`).
+ * Sorted codes of the cohorts the user is in: read from the membership bits by rank (plan.ts `memberBase`), a few words
+ * in code order, into an array of the right length. It runs at every segment call (twice per event on an owner), and
+ * the bench's users are in ~46 of its 100 cohorts: the scan of a flag byte per cohort with a growing array took ~740
+ * ns a call against ~400 (engine/PERFORMANCE.md, 2026-12-05). A cached list per state cost a splice per transition and
+ * 259 → 224 MB of heap at 100,000 resident users in `memory-process.js`.
  */
 export function membershipsOf(state: UserState): number[] {
   if (state.packed !== undefined) unpackState(state);
   const plan = state.plan;
   if (plan === undefined) return [...state.storedMembers].sort((a, b) => a - b);
-  const out: number[] = [];
-  const byCode = plan.byCode;
   const codes = plan.codes;
-  const member = state.flags;
-  for (let i = 0; i < byCode.length; i++) {
-    if (member[byCode[i] as number] === 1) out.push(codes[i] as number);
+  const ints = state.ints;
+  const base = plan.memberBase;
+  let count = 0;
+  for (let w = 0; w < plan.cohortWords; w++) count += bitCount(ints[base + w] as number);
+  // Sized once (users are often in many cohorts: pushing grew the array several times).
+  const out = new Array<number>(count);
+  let at = 0;
+  for (let w = 0; w < plan.cohortWords; w++) {
+    let word = ints[base + w] as number;
+    while (word !== 0) {
+      const low = word & -word;
+      out[at++] = codes[w * 32 + 31 - Math.clz32(low)] as number;
+      word ^= low;
+    }
   }
   return out;
+}
+
+/** The set bits of a 32-bit word. */
+function bitCount(word: number): number {
+  let v = word - ((word >>> 1) & 0x55555555);
+  v = (v & 0x33333333) + ((v >>> 2) & 0x33333333);
+  return Math.imul((v + (v >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+}
+
+/** Sets whether the user is in the cohort at `position` (0 or 1): its flag and its membership bit by rank. */
+export function setMembership(plan: Plan, state: UserState, position: number, holds: number): void {
+  state.flags[position] = holds;
+  const rank = plan.rankOf[position] as number;
+  const at = plan.memberBase + (rank >>> 5);
+  const bit = 1 << (rank & 31);
+  const ints = state.ints;
+  ints[at] = holds === 1 ? (ints[at] as number) | bit : (ints[at] as number) & ~bit;
 }
 
 /** Encoded slot tuples by slot id, whatever the binding (bound tuples share the state's ring objects). */
@@ -177,7 +206,7 @@ export function bindState(state: UserState, plan: Plan): void {
   state.flags = flags;
   for (const code of members) {
     const position = plan.positionOfCode.get(code);
-    if (position !== undefined) flags[position] = 1;
+    if (position !== undefined) setMembership(plan, state, position, 1);
   }
   state.fresh = fresh.size === 0 ? NO_SLOTS : fresh;
   state.stored = NO_TUPLES;
