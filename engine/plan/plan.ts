@@ -177,8 +177,8 @@ export class Plan {
       obj += slot.objWidth;
     }
     // Then the cohorts' decision state, one bit per cohort position in 32-bit words (segment.ts evaluateCohorts):
-    // dirty (a clause of it went stale since its last decision), then recheck (its last decision read a context clause);
-    // then the memberships, one bit per cohort by rank in code order.
+    // dirty (a clause of it went stale since its last decision), then recheck (its last decision read a context
+    // clause); then the memberships, one bit per cohort by rank in code order.
     this.cohortWords = Math.ceil(parts.cohorts.length / 32);
     bytes = Math.ceil(bytes / 4) * 4;
     this.dirtyBase = bytes / 4;

@@ -59,7 +59,8 @@ describe('32-bit and 64-bit slot fields', () => {
   it('take 3,060 bytes a user for the bench\'s 100 cohorts, against 3,992 with every field 64-bit', () => {
     // The figure engine/state/SLOTS.md and docs/performance.md quote: the sample generator's cohorts of the engine,
     // memory and owner benches (seed 42): numbers, the cohorts' dirty, recheck and membership bits and expiry bounds,
-    // then one flag byte per cohort and clause. Against every field 64-bit and a state byte per cohort (the layout before).
+    // then one flag byte per cohort and clause. Against every field 64-bit and a state byte per cohort (the layout
+    // before).
     const plan = compilePlan(new SampleGenerator(42).cohorts(100), 1);
     const flags = plan.cohorts.length + plan.clauseTests.length;
     const timed = plan.slots.filter((slot) => slot.timed).length;

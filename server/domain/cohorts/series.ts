@@ -29,8 +29,8 @@ export interface SeriesPoint {
 
 export class CohortSeries {
   /**
-   * Organization → cohort code → buckets in ascending minute order (a ring trimmed to the window on write). By number
-   * below the organization: a committed transition looks its cohort up without building a key string.
+   * Organization → cohort code → buckets in ascending minute order (a ring trimmed to the window on write). By
+   * number below the organization: a committed transition looks its cohort up without building a key string.
    */
   private readonly byOrg = new Map<string, Map<number, Bucket[]>>();
 
