@@ -1,6 +1,6 @@
 // The engine's cost per event in instructions, counted by valgrind's callgrind: unlike its events per second, which
-// the VM's hour moves by a third (docs/performance.md, How changes are judged), three runs of one build came out
-// within 1.4 %, busy machine or not, so a change of a few per cent to the segment step shows in one run.
+// the VM's hour moves by a third (docs/performance.md, How changes are judged), five runs of one engine came out
+// within 3.2 %, busy machine or not, so a change of several per cent to the segment step shows in one run.
 // What it counts is not time: a change that trades instructions for cache misses (or back) shows here the wrong way
 // round; confirm a kept change with bench/engine-ab.ts.
 //
