@@ -118,10 +118,10 @@ export function newUserState(): UserState {
 
 /**
  * Sorted codes of the cohorts the user is in: read from the membership bits by rank (plan.ts `memberBase`), a few words
- * in code order, into an array of the right length. It runs at every segment call (twice per event on an owner), and
- * the bench's users are in ~46 of its 100 cohorts: the scan of a flag byte per cohort with a growing array took ~740
- * ns a call against ~400 (engine/PERFORMANCE.md, 2026-12-05). A cached list per state cost a splice per transition and
- * 259 → 224 MB of heap at 100,000 resident users in `memory-process.js`.
+ * in code order, into an array of the right length. It runs at every segment call (and once more per user in an
+ * owner's task), and the engine bench's users are in ~46 of its 100 cohorts: the scan of a flag byte per cohort with a
+ * growing array took 776–805 ns a call against 357–367 (`node dist/bench/helpers.js 1000000`). A cached list per state
+ * cost a splice per transition and 259 → 224 MB of heap at 100,000 resident users in `memory-process.js`.
  */
 export function membershipsOf(state: UserState): number[] {
   if (state.packed !== undefined) unpackState(state);

@@ -8,8 +8,9 @@ describe('bench/helpers.ts', () => {
     const result = measureHelpers(2_000, 2);
     expect(result).toMatchObject({ calls: 2_000, rounds: 2 });
     expect(Object.keys(result.ns).sort()).toEqual(
-      ['isoTime', 'isoTimeOncePerMs', 'mintEventId', 'needsIdIndex', 'randomUUID', 'requestLineDirect', 'requestLineViaPino'].sort(),
+      ['isoTime', 'isoTimeOncePerMs', 'mintEventId', 'needsIdIndex', 'randomUUID', 'requestLineDirect', 'requestLineViaPino', 'membershipsByFlagScan', 'membershipsOf'].sort(),
     );
     for (const ns of Object.values(result.ns)) expect(ns).toBeGreaterThan(0);
+    expect(result.membershipsPerUser).toBeGreaterThan(0);
   });
 });
